@@ -1,0 +1,287 @@
+// Package llm calls OpenAI-compatible providers (Ollama, LM Studio, vLLM,
+// llama.cpp, OpenAI, OpenRouter, …) through the official openai-go SDK.
+package llm
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/openai/openai-go/v3"
+	"github.com/openai/openai-go/v3/option"
+	"github.com/openai/openai-go/v3/shared"
+)
+
+// Endpoint is where and how to reach one provider.
+type Endpoint struct {
+	BaseURL           string
+	ModelsEndpoint    string
+	InferenceEndpoint string
+	Headers           map[string]string
+	Timeout           time.Duration // whole request
+}
+
+// Client talks to one provider. It adds no retries of its own: the engine
+// decides what to retry, so every attempt is counted and stored.
+type Client struct {
+	oa      openai.Client
+	ep      Endpoint
+	timeout time.Duration
+}
+
+// envHeaders are headers the SDK may add from OPENAI_* environment variables;
+// they belong to the user's OpenAI account and must never reach another provider.
+var envHeaders = []string{"Authorization", "OpenAI-Organization", "OpenAI-Project"}
+
+// New builds a client for an endpoint. httpClient may be nil.
+func New(ep Endpoint, httpClient *http.Client) *Client {
+	if httpClient == nil {
+		httpClient = &http.Client{Transport: &http.Transport{
+			Proxy:                 http.ProxyFromEnvironment,
+			DialContext:           (&net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
+			ResponseHeaderTimeout: 0, // the per-request timeout covers slow models
+			MaxIdleConnsPerHost:   64,
+			IdleConnTimeout:       90 * time.Second,
+		}}
+	}
+	if ep.Timeout <= 0 {
+		ep.Timeout = 120 * time.Second
+	}
+	strip := append([]string{}, envHeaders...)
+	for _, line := range strings.Split(os.Getenv("OPENAI_CUSTOM_HEADERS"), "\n") {
+		if k, _, ok := strings.Cut(line, ":"); ok {
+			strip = append(strip, strings.TrimSpace(k))
+		}
+	}
+	headers := ep.Headers
+	oa := openai.NewClient(
+		option.WithBaseURL(strings.TrimRight(ep.BaseURL, "/")+"/"),
+		option.WithAPIKey(""),
+		option.WithAdminAPIKey(""),
+		option.WithHTTPClient(httpClient),
+		option.WithMaxRetries(0),
+		option.WithMiddleware(func(req *http.Request, next option.MiddlewareNext) (*http.Response, error) {
+			for _, k := range strip {
+				req.Header.Del(k)
+			}
+			for k, v := range headers {
+				req.Header.Set(k, v)
+			}
+			return next(req)
+		}),
+	)
+	return &Client{oa: oa, ep: ep, timeout: ep.Timeout}
+}
+
+// Message is one chat message.
+type Message struct {
+	Role    string `json:"role"` // system, user or assistant
+	Content string `json:"content"`
+}
+
+// Request is one chat completion.
+type Request struct {
+	Model       string          `json:"model"`
+	Messages    []Message       `json:"messages"`
+	Temperature *float64        `json:"temperature,omitempty"`
+	MaxTokens   *int64          `json:"max_tokens,omitempty"`
+	JSONSchema  json.RawMessage `json:"json_schema,omitempty"` // asks for structured output
+	SchemaName  string          `json:"-"`
+}
+
+// Response is what came back, with measurements.
+type Response struct {
+	Text             string
+	PromptTokens     int64
+	CompletionTokens int64
+	Duration         time.Duration
+}
+
+// TokensPerSecond is the generation speed over the whole request.
+func (r Response) TokensPerSecond() float64 {
+	if r.Duration <= 0 || r.CompletionTokens <= 0 {
+		return 0
+	}
+	return float64(r.CompletionTokens) / r.Duration.Seconds()
+}
+
+func path(p string) string { return strings.TrimLeft(p, "/") }
+
+// Chat sends one chat completion and measures it.
+func (c *Client) Chat(ctx context.Context, req Request) (Response, error) {
+	params := openai.ChatCompletionNewParams{Model: shared.ChatModel(req.Model)}
+	for _, m := range req.Messages {
+		switch m.Role {
+		case "system":
+			params.Messages = append(params.Messages, openai.SystemMessage(m.Content))
+		case "assistant":
+			params.Messages = append(params.Messages, openai.AssistantMessage(m.Content))
+		default:
+			params.Messages = append(params.Messages, openai.UserMessage(m.Content))
+		}
+	}
+	if req.Temperature != nil {
+		params.Temperature = openai.Float(*req.Temperature)
+	}
+	if req.MaxTokens != nil {
+		params.MaxTokens = openai.Int(*req.MaxTokens)
+	}
+	if len(req.JSONSchema) > 0 {
+		var schema map[string]any
+		if err := json.Unmarshal(req.JSONSchema, &schema); err != nil {
+			return Response{}, fmt.Errorf("llm: bad json schema: %w", err)
+		}
+		name := req.SchemaName
+		if name == "" {
+			name = "response"
+		}
+		params.ResponseFormat = openai.ChatCompletionNewParamsResponseFormatUnion{
+			OfJSONSchema: &shared.ResponseFormatJSONSchemaParam{JSONSchema: shared.ResponseFormatJSONSchemaJSONSchemaParam{
+				Name: name, Schema: schema, Strict: openai.Bool(true),
+			}},
+		}
+	}
+	ctx, cancel := context.WithTimeout(ctx, c.timeout)
+	defer cancel()
+	start := time.Now()
+	var out openai.ChatCompletion
+	err := c.oa.Post(ctx, path(c.ep.InferenceEndpoint), params, &out)
+	dur := time.Since(start)
+	if err != nil {
+		return Response{Duration: dur}, classify(ctx, err, c.timeout)
+	}
+	if len(out.Choices) == 0 {
+		return Response{Duration: dur}, &Error{Kind: KindMalformed, Message: "the reply has no choices"}
+	}
+	return Response{
+		Text:             out.Choices[0].Message.Content,
+		PromptTokens:     out.Usage.PromptTokens,
+		CompletionTokens: out.Usage.CompletionTokens,
+		Duration:         dur,
+	}, nil
+}
+
+// Model is one model a provider offers.
+type Model struct {
+	ID      string `json:"id"`
+	OwnedBy string `json:"owned_by,omitempty"`
+}
+
+// Models lists the provider's models from its models endpoint.
+func (c *Client) Models(ctx context.Context) ([]Model, error) {
+	ctx, cancel := context.WithTimeout(ctx, min(c.timeout, 30*time.Second))
+	defer cancel()
+	var out struct {
+		Data []Model `json:"data"`
+	}
+	if err := c.oa.Get(ctx, path(c.ep.ModelsEndpoint), nil, &out); err != nil {
+		return nil, classify(ctx, err, c.timeout)
+	}
+	if out.Data == nil {
+		return nil, &Error{Kind: KindMalformed, Message: "the models endpoint did not answer an OpenAI-style {\"data\": [...]} list"}
+	}
+	return out.Data, nil
+}
+
+// Kind sorts provider errors by what to do about them.
+type Kind string
+
+// Error kinds.
+const (
+	KindTransient Kind = "transient"  // 5xx, network: retry with backoff
+	KindRateLimit Kind = "rate_limit" // 429: retry after RetryAfter
+	KindTimeout   Kind = "timeout"    // took longer than the provider's timeout
+	KindPermanent Kind = "permanent"  // 400, 401, 403, 404, …: retrying cannot help
+	KindMalformed Kind = "malformed"  // the reply is not what the protocol promises
+)
+
+// Error is a provider call that failed, with the provider's own message.
+type Error struct {
+	Kind       Kind
+	StatusCode int
+	Message    string
+	RetryAfter time.Duration
+}
+
+func (e *Error) Error() string {
+	if e.StatusCode != 0 {
+		return fmt.Sprintf("HTTP %d %s: %s", e.StatusCode, http.StatusText(e.StatusCode), e.Message)
+	}
+	return e.Message
+}
+
+// Retryable reports whether trying again may succeed.
+func (e *Error) Retryable() bool { return e.Kind != KindPermanent }
+
+func classify(ctx context.Context, err error, timeout time.Duration) error {
+	var apiErr *openai.Error
+	if errors.As(err, &apiErr) {
+		e := &Error{StatusCode: apiErr.StatusCode, Message: providerMessage(apiErr)}
+		switch {
+		case apiErr.StatusCode == http.StatusTooManyRequests:
+			e.Kind = KindRateLimit
+			if apiErr.Response != nil {
+				e.RetryAfter = retryAfter(apiErr.Response.Header.Get("Retry-After"))
+			}
+		case apiErr.StatusCode == http.StatusRequestTimeout || apiErr.StatusCode == http.StatusConflict || apiErr.StatusCode >= 500:
+			e.Kind = KindTransient
+		default:
+			e.Kind = KindPermanent
+		}
+		return e
+	}
+	if errors.Is(err, context.DeadlineExceeded) && ctx.Err() != nil {
+		return &Error{Kind: KindTimeout, Message: fmt.Sprintf("no answer within %s", timeout)}
+	}
+	if errors.Is(err, context.Canceled) {
+		return err
+	}
+	var syntaxErr *json.SyntaxError
+	var typeErr *json.UnmarshalTypeError
+	if errors.As(err, &syntaxErr) || errors.As(err, &typeErr) {
+		return &Error{Kind: KindMalformed, Message: "the reply is not valid JSON: " + err.Error()}
+	}
+	return &Error{Kind: KindTransient, Message: err.Error()}
+}
+
+// providerMessage keeps what the provider said, so users see its reason.
+func providerMessage(e *openai.Error) string {
+	if e.Message != "" {
+		return e.Message
+	}
+	if raw := strings.TrimSpace(e.RawJSON()); raw != "" {
+		return truncate(raw, 500)
+	}
+	if e.Response != nil {
+		return e.Response.Status
+	}
+	return "no message"
+}
+
+func retryAfter(v string) time.Duration {
+	v = strings.TrimSpace(v)
+	if v == "" {
+		return 0
+	}
+	if secs, err := strconv.ParseFloat(v, 64); err == nil && secs >= 0 {
+		return time.Duration(secs * float64(time.Second))
+	}
+	if t, err := http.ParseTime(v); err == nil {
+		return max(time.Until(t), 0)
+	}
+	return 0
+}
+
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "…"
+}

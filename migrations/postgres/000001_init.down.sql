@@ -1,0 +1,14 @@
+DROP TABLE app_settings;
+DROP TABLE run_logs;
+DROP TABLE scores;
+DROP TABLE items;
+DROP TABLE run_tasks;
+DROP TABLE run_judges;
+DROP TABLE run_targets;
+DROP TABLE run_collections;
+DROP TABLE runs;
+DROP TABLE collection_tasks;
+DROP TABLE collections;
+DROP TABLE tasks;
+DROP TABLE provider_headers;
+DROP TABLE providers;

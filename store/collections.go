@@ -1,0 +1,274 @@
+package store
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"gorm.io/gorm"
+	"gorm.io/gorm/clause"
+)
+
+// TaskRef names a task by its numeric id or by its task_id string; JSON
+// accepts either form, so scripts can use whichever they have.
+type TaskRef struct {
+	ID  int64
+	Key string
+}
+
+// UnmarshalJSON reads 12 or "t-12".
+func (r *TaskRef) UnmarshalJSON(b []byte) error {
+	b = bytes.TrimSpace(b)
+	if len(b) > 0 && b[0] == '"' {
+		return json.Unmarshal(b, &r.Key)
+	}
+	return json.Unmarshal(b, &r.ID)
+}
+
+// String shows the ref as the user gave it.
+func (r TaskRef) String() string {
+	if r.Key != "" {
+		return strconv.Quote(r.Key)
+	}
+	return strconv.FormatInt(r.ID, 10)
+}
+
+// CollectionInput is what a user sends to create or update a collection.
+type CollectionInput struct {
+	Name        string     `json:"name"`
+	Description string     `json:"description"`
+	TaskIDs     *[]TaskRef `json:"task_ids"`
+}
+
+func (in *CollectionInput) normalize() error {
+	in.Name = strings.TrimSpace(in.Name)
+	switch {
+	case in.Name == "":
+		return invalid("name", "is required")
+	case len(in.Name) > 255:
+		return invalid("name", "is longer than 255 characters")
+	}
+	return nil
+}
+
+// CollectionDetail is a collection with the ids of its tasks.
+type CollectionDetail struct {
+	Collection
+	TaskIDs []int64 `json:"task_ids"`
+}
+
+func (s *Store) collectionsQuery(ctx context.Context) *gorm.DB {
+	return s.conn(ctx).Model(&Collection{}).
+		Select("collections.*, (SELECT COUNT(*) FROM collection_tasks ct WHERE ct.collection_id = collections.id) AS task_count")
+}
+
+// Collections lists every collection with its task count.
+func (s *Store) Collections(ctx context.Context) ([]Collection, error) {
+	cs := []Collection{}
+	if err := s.collectionsQuery(ctx).Order("name").Find(&cs).Error; err != nil {
+		return nil, fmt.Errorf("store: list collections: %w", err)
+	}
+	return cs, nil
+}
+
+// Collection returns one collection with its task ids.
+func (s *Store) Collection(ctx context.Context, id int64) (*CollectionDetail, error) {
+	var d CollectionDetail
+	if err := s.collectionsQuery(ctx).Where("collections.id = ?", id).Take(&d.Collection).Error; err != nil {
+		return nil, fmt.Errorf("store: collection: %w", notFound(err, "collection", id))
+	}
+	d.TaskIDs = []int64{}
+	if err := s.conn(ctx).Model(&collectionTask{}).Where("collection_id = ?", id).Order("task_id").Pluck("task_id", &d.TaskIDs).Error; err != nil {
+		return nil, fmt.Errorf("store: collection tasks: %w", err)
+	}
+	return &d, nil
+}
+
+// ResolveTaskRefs turns refs into task ids; unknown refs are a validation error naming them all.
+func (s *Store) ResolveTaskRefs(ctx context.Context, field string, refs []TaskRef) ([]int64, error) {
+	var ids []int64
+	var keys []string
+	for _, r := range refs {
+		if r.Key != "" {
+			keys = append(keys, r.Key)
+		} else {
+			ids = append(ids, r.ID)
+		}
+	}
+	type row struct {
+		ID      int64
+		TaskKey string
+	}
+	var rows []row
+	if len(ids) > 0 || len(keys) > 0 {
+		q := s.conn(ctx).Model(&Task{}).Select("id, task_key")
+		switch {
+		case len(ids) > 0 && len(keys) > 0:
+			q = q.Where("id IN ? OR task_key IN ?", ids, keys)
+		case len(ids) > 0:
+			q = q.Where("id IN ?", ids)
+		default:
+			q = q.Where("task_key IN ?", keys)
+		}
+		if err := q.Find(&rows).Error; err != nil {
+			return nil, fmt.Errorf("store: resolve tasks: %w", err)
+		}
+	}
+	byID, byKey := map[int64]bool{}, map[string]int64{}
+	for _, r := range rows {
+		byID[r.ID] = true
+		byKey[r.TaskKey] = r.ID
+	}
+	out := make([]int64, 0, len(refs))
+	var missing []string
+	seen := map[int64]bool{}
+	for _, r := range refs {
+		id, ok := r.ID, byID[r.ID]
+		if r.Key != "" {
+			id, ok = byKey[r.Key]
+		}
+		if !ok {
+			missing = append(missing, r.String())
+			continue
+		}
+		if !seen[id] {
+			seen[id] = true
+			out = append(out, id)
+		}
+	}
+	if len(missing) > 0 {
+		return nil, invalid(field, "no such task: %s", strings.Join(missing, ", "))
+	}
+	return out, nil
+}
+
+// CreateCollection saves a new collection, optionally with tasks.
+func (s *Store) CreateCollection(ctx context.Context, in CollectionInput) (*CollectionDetail, error) {
+	if err := in.normalize(); err != nil {
+		return nil, err
+	}
+	var id int64
+	err := s.Transact(ctx, func(tx *Store) error {
+		now := s.now()
+		c := Collection{Name: in.Name, Description: in.Description, CreatedAt: now, UpdatedAt: now}
+		if err := tx.conn(ctx).Omit("TaskCount").Create(&c).Error; err != nil {
+			if errors.Is(err, gorm.ErrDuplicatedKey) {
+				return conflict("a collection named %q already exists", in.Name)
+			}
+			return fmt.Errorf("store: create collection: %w", err)
+		}
+		id = c.ID
+		if in.TaskIDs == nil {
+			return nil
+		}
+		ids, err := tx.ResolveTaskRefs(ctx, "task_ids", *in.TaskIDs)
+		if err != nil {
+			return err
+		}
+		return tx.addCollectionTasks(ctx, id, ids)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return s.Collection(ctx, id)
+}
+
+// UpdateCollection renames a collection; with task_ids it also replaces its tasks.
+func (s *Store) UpdateCollection(ctx context.Context, id int64, in CollectionInput) (*CollectionDetail, error) {
+	if err := in.normalize(); err != nil {
+		return nil, err
+	}
+	err := s.Transact(ctx, func(tx *Store) error {
+		res := tx.conn(ctx).Model(&Collection{}).Where("id = ?", id).
+			Updates(map[string]any{"name": in.Name, "description": in.Description, "updated_at": s.now()})
+		if res.Error != nil {
+			if errors.Is(res.Error, gorm.ErrDuplicatedKey) {
+				return conflict("a collection named %q already exists", in.Name)
+			}
+			return fmt.Errorf("store: update collection: %w", res.Error)
+		}
+		if res.RowsAffected == 0 {
+			return fmt.Errorf("store: update collection: collection %d: %w", id, ErrNotFound)
+		}
+		if in.TaskIDs == nil {
+			return nil
+		}
+		ids, err := tx.ResolveTaskRefs(ctx, "task_ids", *in.TaskIDs)
+		if err != nil {
+			return err
+		}
+		if err := tx.conn(ctx).Where("collection_id = ?", id).Delete(&collectionTask{}).Error; err != nil {
+			return fmt.Errorf("store: update collection tasks: %w", err)
+		}
+		return tx.addCollectionTasks(ctx, id, ids)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return s.Collection(ctx, id)
+}
+
+// PatchCollectionTasks adds and removes tasks in one transaction.
+func (s *Store) PatchCollectionTasks(ctx context.Context, id int64, add, remove []TaskRef) (*CollectionDetail, error) {
+	err := s.Transact(ctx, func(tx *Store) error {
+		var n int64
+		if err := tx.conn(ctx).Model(&Collection{}).Where("id = ?", id).Count(&n).Error; err != nil {
+			return fmt.Errorf("store: patch collection: %w", err)
+		}
+		if n == 0 {
+			return fmt.Errorf("store: patch collection: collection %d: %w", id, ErrNotFound)
+		}
+		addIDs, err := tx.ResolveTaskRefs(ctx, "add", add)
+		if err != nil {
+			return err
+		}
+		removeIDs, err := tx.ResolveTaskRefs(ctx, "remove", remove)
+		if err != nil {
+			return err
+		}
+		if err := tx.addCollectionTasks(ctx, id, addIDs); err != nil {
+			return err
+		}
+		if len(removeIDs) > 0 {
+			if err := tx.conn(ctx).Where("collection_id = ? AND task_id IN ?", id, removeIDs).Delete(&collectionTask{}).Error; err != nil {
+				return fmt.Errorf("store: remove collection tasks: %w", err)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return s.Collection(ctx, id)
+}
+
+func (s *Store) addCollectionTasks(ctx context.Context, id int64, taskIDs []int64) error {
+	if len(taskIDs) == 0 {
+		return nil
+	}
+	rows := make([]collectionTask, len(taskIDs))
+	for i, t := range taskIDs {
+		rows[i] = collectionTask{CollectionID: id, TaskID: t}
+	}
+	err := s.conn(ctx).Clauses(clause.OnConflict{DoNothing: true}).CreateInBatches(rows, 500).Error
+	if err != nil {
+		return fmt.Errorf("store: add collection tasks: %w", err)
+	}
+	return nil
+}
+
+// DeleteCollection removes a collection; its tasks and past runs stay.
+func (s *Store) DeleteCollection(ctx context.Context, id int64) error {
+	res := s.conn(ctx).Delete(&Collection{}, id)
+	if res.Error != nil {
+		return fmt.Errorf("store: delete collection: %w", res.Error)
+	}
+	if res.RowsAffected == 0 {
+		return fmt.Errorf("store: delete collection: collection %d: %w", id, ErrNotFound)
+	}
+	return nil
+}

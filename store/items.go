@@ -1,0 +1,287 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"gorm.io/gorm"
+)
+
+// ClaimParams says which items to claim and for whom.
+type ClaimParams struct {
+	RunID    int64
+	TargetID int64 // 0: any target of the run
+	From     ItemStatus
+	To       ItemStatus
+	WorkerID string
+	Lease    time.Duration
+	Limit    int
+}
+
+// ClaimItems atomically moves up to Limit ready items from From to To under a
+// lease held by WorkerID, and returns them. One statement: on PostgreSQL the
+// candidate rows are locked with FOR UPDATE SKIP LOCKED so concurrent workers
+// never claim the same item; SQLite has a single writer, so the same
+// UPDATE … WHERE id IN (SELECT …) is atomic there without the lock clause.
+// Attempts is incremented and doubles as the claim token for the result write.
+func (s *Store) ClaimItems(ctx context.Context, p ClaimParams) ([]Item, error) {
+	now := s.now()
+	lock := ""
+	if s.dialect == Postgres {
+		lock = " FOR UPDATE SKIP LOCKED"
+	}
+	target := ""
+	args := []any{p.To, p.WorkerID, now, now.Add(p.Lease), now, now, p.RunID, p.From, now}
+	if p.TargetID != 0 {
+		target = " AND run_target_id = ?"
+		args = append(args, p.TargetID)
+	}
+	args = append(args, max(p.Limit, 1))
+	var ids []int64
+	err := s.conn(ctx).Raw(`UPDATE items SET status = ?, worker_id = ?, claimed_at = ?, lease_until = ?,
+			attempts = attempts + 1, last_attempt_at = ?, updated_at = ?
+		WHERE id IN (SELECT id FROM items WHERE run_id = ? AND status = ?
+			AND (next_retry_at IS NULL OR next_retry_at <= ?)`+target+`
+			ORDER BY id LIMIT ?`+lock+`)
+		RETURNING id`, args...).Scan(&ids).Error
+	if err != nil {
+		return nil, fmt.Errorf("store: claim items: %w", err)
+	}
+	if len(ids) == 0 {
+		return nil, nil
+	}
+	// Re-read through GORM so timestamps decode the same way on both databases.
+	var items []Item
+	if err := s.conn(ctx).Where("id IN ?", ids).Order("id").Find(&items).Error; err != nil {
+		return nil, fmt.Errorf("store: read claimed items: %w", err)
+	}
+	return items, nil
+}
+
+// claimed restricts a write to the item as this claim left it, so a worker
+// whose lease expired and was re-claimed elsewhere cannot write a result twice.
+func (s *Store) claimed(ctx context.Context, it *Item) *gorm.DB {
+	return s.conn(ctx).Model(&Item{}).
+		Where("id = ? AND status = ? AND worker_id = ? AND attempts = ?", it.ID, it.Status, it.WorkerID, it.Attempts)
+}
+
+// ErrLeaseLost means the item was taken from this worker (lease expired, run deleted).
+var ErrLeaseLost = fmt.Errorf("item lease lost: %w", ErrConflict)
+
+func (s *Store) updateClaimed(ctx context.Context, it *Item, updates map[string]any) error {
+	updates["updated_at"] = s.now()
+	res := s.claimed(ctx, it).Updates(updates)
+	if res.Error != nil {
+		return fmt.Errorf("store: update item %d: %w", it.ID, res.Error)
+	}
+	if res.RowsAffected == 0 {
+		return fmt.Errorf("store: update item %d: %w", it.ID, ErrLeaseLost)
+	}
+	return nil
+}
+
+// BenchmarkResult is what a target model answered.
+type BenchmarkResult struct {
+	Request          string
+	Response         string
+	TimeMs           int64
+	PromptTokens     int64
+	CompletionTokens int64
+	TokensPerS       float64
+}
+
+// CompleteBenchmark stores the answer and hands the item to the judge.
+func (s *Store) CompleteBenchmark(ctx context.Context, it *Item, r BenchmarkResult) error {
+	return s.updateClaimed(ctx, it, map[string]any{
+		"status": ItemWaitingForJudge, "request": r.Request, "response": r.Response, "time_ms": r.TimeMs,
+		"prompt_tokens": r.PromptTokens, "completion_tokens": r.CompletionTokens, "tokens_per_s": r.TokensPerS,
+		"error": "", "worker_id": "", "lease_until": nil, "attempts": 0, "next_retry_at": nil,
+	})
+}
+
+// RetryItem puts a claimed item back to status with a retry time and the error seen.
+func (s *Store) RetryItem(ctx context.Context, it *Item, back ItemStatus, at time.Time, reason string) error {
+	return s.updateClaimed(ctx, it, map[string]any{
+		"status": back, "next_retry_at": at, "error": reason, "worker_id": "", "lease_until": nil,
+	})
+}
+
+// FailItem marks a claimed item FAILED, keeping the reason and the phase it failed in.
+func (s *Store) FailItem(ctx context.Context, it *Item, phase Phase, reason string) error {
+	return s.updateClaimed(ctx, it, map[string]any{
+		"status": ItemFailed, "failed_phase": phase, "error": reason, "worker_id": "", "lease_until": nil,
+	})
+}
+
+// CompleteJudging stores the judges' scores and completes the item, once.
+func (s *Store) CompleteJudging(ctx context.Context, it *Item, scores []Score) error {
+	return s.Transact(ctx, func(tx *Store) error {
+		if err := tx.updateClaimed(ctx, it, map[string]any{
+			"status": ItemCompleted, "error": "", "worker_id": "", "lease_until": nil, "next_retry_at": nil,
+		}); err != nil {
+			return err
+		}
+		now := s.now()
+		for i := range scores {
+			scores[i].RunID, scores[i].ItemID, scores[i].CreatedAt = it.RunID, it.ID, now
+		}
+		if len(scores) > 0 {
+			if err := tx.conn(ctx).Create(&scores).Error; err != nil {
+				return fmt.Errorf("store: save scores: %w", err)
+			}
+		}
+		return nil
+	})
+}
+
+// FailTargetItems fails every NEW item of a target, e.g. after its warm-up failed.
+func (s *Store) FailTargetItems(ctx context.Context, targetID int64, reason string) (int64, error) {
+	res := s.conn(ctx).Model(&Item{}).Where("run_target_id = ? AND status = ?", targetID, ItemNew).
+		Updates(map[string]any{"status": ItemFailed, "failed_phase": PhaseBenchmarking, "error": reason, "updated_at": s.now()})
+	if res.Error != nil {
+		return 0, fmt.Errorf("store: fail target items: %w", res.Error)
+	}
+	return res.RowsAffected, nil
+}
+
+// SetWarmup records the outcome of a target's warm-up call.
+func (s *Store) SetWarmup(ctx context.Context, targetID int64, status, reason string) error {
+	err := s.conn(ctx).Model(&RunTarget{}).Where("id = ?", targetID).
+		Updates(map[string]any{"warmup_status": status, "warmup_error": reason}).Error
+	if err != nil {
+		return fmt.Errorf("store: set warm-up: %w", err)
+	}
+	return nil
+}
+
+// RescueExpired returns items whose lease ran out (their worker died) to the
+// state they were claimed from, so another worker picks them up.
+func (s *Store) RescueExpired(ctx context.Context) (int64, error) {
+	now := s.now()
+	var total int64
+	for from, back := range map[ItemStatus]ItemStatus{ItemInProgress: ItemNew, ItemJudging: ItemWaitingForJudge} {
+		res := s.conn(ctx).Model(&Item{}).Where("status = ? AND lease_until < ?", from, now).
+			Updates(map[string]any{"status": back, "worker_id": "", "lease_until": nil, "updated_at": now})
+		if res.Error != nil {
+			return total, fmt.Errorf("store: rescue items: %w", res.Error)
+		}
+		total += res.RowsAffected
+	}
+	return total, nil
+}
+
+// Progress counts a run's items by status.
+type Progress struct {
+	Total    int64                `json:"total"`
+	ByStatus map[ItemStatus]int64 `json:"by_status"`
+}
+
+// Count returns the number of items in one status.
+func (p Progress) Count(st ItemStatus) int64 { return p.ByStatus[st] }
+
+// Benchmarked counts items past the benchmarking phase.
+func (p Progress) Benchmarked() int64 {
+	return p.Total - p.ByStatus[ItemNew] - p.ByStatus[ItemInProgress]
+}
+
+// Done counts items that need nothing more: COMPLETED or FAILED.
+func (p Progress) Done() int64 { return p.ByStatus[ItemCompleted] + p.ByStatus[ItemFailed] }
+
+// Percent is Done as a percentage of Total.
+func (p Progress) Percent() int {
+	if p.Total == 0 {
+		return 0
+	}
+	return int(p.Done() * 100 / p.Total)
+}
+
+// RunProgress counts a run's items by status.
+func (s *Store) RunProgress(ctx context.Context, runID int64) (Progress, error) {
+	type row struct {
+		Status ItemStatus
+		N      int64
+	}
+	var rows []row
+	if err := s.conn(ctx).Model(&Item{}).Select("status, COUNT(*) AS n").Where("run_id = ?", runID).Group("status").Scan(&rows).Error; err != nil {
+		return Progress{}, fmt.Errorf("store: run progress: %w", err)
+	}
+	p := Progress{ByStatus: map[ItemStatus]int64{}}
+	for _, st := range ItemStatuses {
+		p.ByStatus[st] = 0
+	}
+	for _, r := range rows {
+		p.ByStatus[r.Status] = r.N
+		p.Total += r.N
+	}
+	return p, nil
+}
+
+// WorkItem is a claimed item with what the engine needs to run it.
+type WorkItem struct {
+	Item
+	Task   RunTask
+	Target RunTarget
+}
+
+// WorkItems loads the task and target of each claimed item.
+func (s *Store) WorkItems(ctx context.Context, items []Item) ([]WorkItem, error) {
+	if len(items) == 0 {
+		return nil, nil
+	}
+	taskIDs := make([]int64, len(items))
+	targetIDs := make([]int64, len(items))
+	for i, it := range items {
+		taskIDs[i], targetIDs[i] = it.RunTaskID, it.RunTargetID
+	}
+	var tasks []RunTask
+	if err := s.conn(ctx).Where("id IN ?", taskIDs).Find(&tasks).Error; err != nil {
+		return nil, fmt.Errorf("store: work items tasks: %w", err)
+	}
+	var targets []RunTarget
+	if err := s.conn(ctx).Where("id IN ?", targetIDs).Find(&targets).Error; err != nil {
+		return nil, fmt.Errorf("store: work items targets: %w", err)
+	}
+	tm := make(map[int64]RunTask, len(tasks))
+	for _, t := range tasks {
+		tm[t.ID] = t
+	}
+	gm := make(map[int64]RunTarget, len(targets))
+	for _, t := range targets {
+		gm[t.ID] = t
+	}
+	out := make([]WorkItem, len(items))
+	for i, it := range items {
+		out[i] = WorkItem{Item: it, Task: tm[it.RunTaskID], Target: gm[it.RunTargetID]}
+	}
+	return out, nil
+}
+
+// NextTarget returns the first target (by position) of a run that still has
+// NEW items, or nil when benchmarking has nothing left to claim.
+func (s *Store) NextTarget(ctx context.Context, runID int64) (*RunTarget, error) {
+	var t RunTarget
+	err := s.conn(ctx).Where("run_id = ? AND EXISTS (SELECT 1 FROM items i WHERE i.run_target_id = run_targets.id AND i.status = ?)", runID, ItemNew).
+		Order("position").Take(&t).Error
+	if err == gorm.ErrRecordNotFound {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("store: next target: %w", err)
+	}
+	return &t, nil
+}
+
+// NextRetryAt is the earliest retry time among a run's waiting items in status, if any.
+func (s *Store) NextRetryAt(ctx context.Context, runID int64, st ItemStatus) (*time.Time, error) {
+	var items []Item
+	err := s.conn(ctx).Where("run_id = ? AND status = ? AND next_retry_at IS NOT NULL", runID, st).
+		Order("next_retry_at").Limit(1).Find(&items).Error
+	if err != nil {
+		return nil, fmt.Errorf("store: next retry: %w", err)
+	}
+	if len(items) == 0 {
+		return nil, nil
+	}
+	return items[0].NextRetryAt, nil
+}

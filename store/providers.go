@@ -1,0 +1,322 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/url"
+	"slices"
+	"strings"
+
+	"gorm.io/gorm"
+
+	"tribunal/secret"
+)
+
+// ProviderInput is what a user sends to create or update a provider.
+// A secret header whose value is empty or still the masked form keeps its stored value.
+type ProviderInput struct {
+	Name              string       `json:"name"`
+	Type              ProviderType `json:"type"`
+	BaseURL           string       `json:"base_url"`
+	ModelsEndpoint    string       `json:"models_endpoint"`
+	InferenceEndpoint string       `json:"inference_endpoint"`
+	Concurrency       int          `json:"concurrency"`
+	RequestsPerMinute int          `json:"requests_per_minute"`
+	TimeoutSeconds    int          `json:"timeout_seconds"`
+	Headers           []Header     `json:"headers"`
+}
+
+// Normalize fills defaults and checks every field.
+func (in *ProviderInput) Normalize() error {
+	in.Name = strings.TrimSpace(in.Name)
+	in.BaseURL = strings.TrimRight(strings.TrimSpace(in.BaseURL), "/")
+	in.ModelsEndpoint = strings.TrimSpace(in.ModelsEndpoint)
+	in.InferenceEndpoint = strings.TrimSpace(in.InferenceEndpoint)
+	if in.Type == "" {
+		in.Type = ProviderCustom
+	}
+	if in.ModelsEndpoint == "" {
+		in.ModelsEndpoint = "/v1/models"
+	}
+	if in.InferenceEndpoint == "" {
+		in.InferenceEndpoint = "/v1/chat/completions"
+	}
+	if in.Concurrency == 0 {
+		in.Concurrency = 1
+	}
+	if in.TimeoutSeconds == 0 {
+		in.TimeoutSeconds = 120
+	}
+	switch {
+	case in.Name == "":
+		return invalid("name", "is required")
+	case len(in.Name) > 255:
+		return invalid("name", "is longer than 255 characters")
+	case !slices.Contains(ProviderTypes, in.Type):
+		return invalid("type", "must be one of OPENAI, OLLAMA, LM_STUDIO, OPENROUTER, CUSTOM_OPEN_AI_COMPATIBLE")
+	case in.BaseURL == "":
+		return invalid("base_url", "is required")
+	case in.Concurrency < 1 || in.Concurrency > 256:
+		return invalid("concurrency", "must be between 1 and 256")
+	case in.RequestsPerMinute < 0:
+		return invalid("requests_per_minute", "must be 0 (unlimited) or more")
+	case in.TimeoutSeconds < 1 || in.TimeoutSeconds > 3600:
+		return invalid("timeout_seconds", "must be between 1 and 3600")
+	}
+	u, err := url.Parse(in.BaseURL)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return invalid("base_url", "must be an http:// or https:// URL, e.g. http://127.0.0.1:11434")
+	}
+	for _, ep := range []struct{ field, value string }{{"models_endpoint", in.ModelsEndpoint}, {"inference_endpoint", in.InferenceEndpoint}} {
+		if !strings.HasPrefix(ep.value, "/") || strings.ContainsAny(ep.value, " ?#") {
+			return invalid(ep.field, "must be a path starting with /, e.g. /v1/models")
+		}
+	}
+	seen := map[string]bool{}
+	for i := range in.Headers {
+		h := &in.Headers[i]
+		h.Key = strings.TrimSpace(h.Key)
+		if h.Key == "" {
+			return invalid(fmt.Sprintf("headers[%d].key", i), "is required")
+		}
+		if strings.ContainsAny(h.Key, " :\r\n") {
+			return invalid(fmt.Sprintf("headers[%d].key", i), "is not a valid header name")
+		}
+		if strings.ContainsAny(h.Value, "\r\n") {
+			return invalid(fmt.Sprintf("headers[%d].value", i), "must not contain line breaks")
+		}
+		lk := strings.ToLower(h.Key)
+		if seen[lk] {
+			return invalid(fmt.Sprintf("headers[%d].key", i), "%q appears twice", h.Key)
+		}
+		seen[lk] = true
+	}
+	return nil
+}
+
+// Providers lists every provider by name, with secret header values masked.
+func (s *Store) Providers(ctx context.Context) ([]Provider, error) {
+	var ps []Provider
+	err := s.conn(ctx).Preload("Headers", func(db *gorm.DB) *gorm.DB { return db.Order("position") }).Order("name").Find(&ps).Error
+	if err != nil {
+		return nil, fmt.Errorf("store: list providers: %w", err)
+	}
+	for i := range ps {
+		if err := s.maskSecrets(&ps[i]); err != nil {
+			return nil, err
+		}
+	}
+	return ps, nil
+}
+
+// Provider returns one provider with secret header values masked.
+func (s *Store) Provider(ctx context.Context, id int64) (*Provider, error) {
+	p, err := s.provider(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.maskSecrets(p); err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+// ProviderWithSecrets returns one provider with secret header values decrypted,
+// for calling it. Never send the result to a user.
+func (s *Store) ProviderWithSecrets(ctx context.Context, id int64) (*Provider, error) {
+	p, err := s.provider(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	for i := range p.Headers {
+		if p.Headers[i].IsSecret {
+			v, err := s.box.Open(p.Headers[i].Value)
+			if err != nil {
+				return nil, fmt.Errorf("store: provider %q header %q: %w", p.Name, p.Headers[i].Key, err)
+			}
+			p.Headers[i].Value = v
+		}
+	}
+	return p, nil
+}
+
+func (s *Store) provider(ctx context.Context, id int64) (*Provider, error) {
+	var p Provider
+	err := s.conn(ctx).Preload("Headers", func(db *gorm.DB) *gorm.DB { return db.Order("position") }).Take(&p, id).Error
+	if err != nil {
+		return nil, fmt.Errorf("store: provider: %w", notFound(err, "provider", id))
+	}
+	return &p, nil
+}
+
+// CreateProvider saves a new provider; secret header values are encrypted.
+func (s *Store) CreateProvider(ctx context.Context, in ProviderInput) (*Provider, error) {
+	if err := in.Normalize(); err != nil {
+		return nil, err
+	}
+	var id int64
+	err := s.Transact(ctx, func(tx *Store) error {
+		now := s.now()
+		p := Provider{Name: in.Name, Type: in.Type, BaseURL: in.BaseURL, ModelsEndpoint: in.ModelsEndpoint,
+			InferenceEndpoint: in.InferenceEndpoint, Concurrency: in.Concurrency, RequestsPerMinute: in.RequestsPerMinute,
+			TimeoutSeconds: in.TimeoutSeconds, CreatedAt: now, UpdatedAt: now}
+		if err := tx.conn(ctx).Omit("Headers").Create(&p).Error; err != nil {
+			if errors.Is(err, gorm.ErrDuplicatedKey) {
+				return conflict("a provider named %q already exists", in.Name)
+			}
+			return fmt.Errorf("store: create provider: %w", err)
+		}
+		id = p.ID
+		return tx.saveHeaders(ctx, p.ID, in.Headers, nil)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return s.Provider(ctx, id)
+}
+
+// UpdateProvider replaces a provider's fields and headers.
+func (s *Store) UpdateProvider(ctx context.Context, id int64, in ProviderInput) (*Provider, error) {
+	if err := in.Normalize(); err != nil {
+		return nil, err
+	}
+	err := s.Transact(ctx, func(tx *Store) error {
+		old, err := tx.provider(ctx, id)
+		if err != nil {
+			return err
+		}
+		res := tx.conn(ctx).Model(&Provider{}).Where("id = ?", id).Updates(map[string]any{
+			"name": in.Name, "type": in.Type, "base_url": in.BaseURL, "models_endpoint": in.ModelsEndpoint,
+			"inference_endpoint": in.InferenceEndpoint, "concurrency": in.Concurrency,
+			"requests_per_minute": in.RequestsPerMinute, "timeout_seconds": in.TimeoutSeconds, "updated_at": s.now(),
+		})
+		if res.Error != nil {
+			if errors.Is(res.Error, gorm.ErrDuplicatedKey) {
+				return conflict("a provider named %q already exists", in.Name)
+			}
+			return fmt.Errorf("store: update provider: %w", res.Error)
+		}
+		if err := tx.conn(ctx).Where("provider_id = ?", id).Delete(&Header{}).Error; err != nil {
+			return fmt.Errorf("store: update provider headers: %w", err)
+		}
+		return tx.saveHeaders(ctx, id, in.Headers, old.Headers)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return s.Provider(ctx, id)
+}
+
+// saveHeaders writes headers, sealing secrets. A secret sent back empty or
+// masked keeps the sealed value it had under the same key.
+func (s *Store) saveHeaders(ctx context.Context, providerID int64, hs []Header, old []Header) error {
+	for i, h := range hs {
+		value := h.Value
+		if h.IsSecret {
+			if keep, ok := keptSecret(h, old); ok {
+				value = keep
+			} else {
+				sealed, err := s.box.Seal(h.Value)
+				if err != nil {
+					return err
+				}
+				value = sealed
+			}
+		}
+		row := Header{ProviderID: providerID, Position: i, Key: h.Key, Value: value, IsSecret: h.IsSecret}
+		if err := s.conn(ctx).Create(&row).Error; err != nil {
+			return fmt.Errorf("store: save provider header: %w", err)
+		}
+	}
+	return nil
+}
+
+func keptSecret(h Header, old []Header) (string, bool) {
+	if h.Value != "" && !strings.HasPrefix(h.Value, "••••") {
+		return "", false
+	}
+	for _, o := range old {
+		if o.IsSecret && strings.EqualFold(o.Key, h.Key) {
+			return o.Value, true
+		}
+	}
+	return "", false
+}
+
+// maskSecrets replaces each sealed value with its masked form (last 4
+// characters), which needs the plain value, so it is done here and never stored.
+func (s *Store) maskSecrets(p *Provider) error {
+	for i := range p.Headers {
+		if p.Headers[i].IsSecret {
+			v, err := s.box.Open(p.Headers[i].Value)
+			if err != nil {
+				return fmt.Errorf("store: provider %q header %q: %w", p.Name, p.Headers[i].Key, err)
+			}
+			p.Headers[i].Value = secret.Mask(v)
+		}
+	}
+	return nil
+}
+
+// DeleteProvider removes a provider. Past runs keep its name; an active run that uses it blocks deletion.
+func (s *Store) DeleteProvider(ctx context.Context, id int64) error {
+	return s.Transact(ctx, func(tx *Store) error {
+		if _, err := tx.provider(ctx, id); err != nil {
+			return err
+		}
+		var n int64
+		err := tx.conn(ctx).Table("runs").
+			Where("status IN ?", ActiveRunStatuses).
+			Where("id IN (SELECT run_id FROM run_targets WHERE provider_id = ? UNION SELECT run_id FROM run_judges WHERE provider_id = ?)", id, id).
+			Count(&n).Error
+		if err != nil {
+			return fmt.Errorf("store: delete provider: %w", err)
+		}
+		if n > 0 {
+			return conflict("provider %d is used by an active run; cancel or finish the run first", id)
+		}
+		if err := tx.conn(ctx).Delete(&Provider{}, id).Error; err != nil {
+			return fmt.Errorf("store: delete provider: %w", err)
+		}
+		return nil
+	})
+}
+
+// EnsureDefaultProviders creates Local Ollama and Local LM Studio on the very
+// first start (seed 000 §9.3.2); it does nothing once any provider exists, so
+// a user who deletes them is not overruled.
+func (s *Store) EnsureDefaultProviders(ctx context.Context, ollamaURL, lmStudioURL string) error {
+	const marker = "default_providers_created"
+	return s.Transact(ctx, func(tx *Store) error {
+		var n int64
+		if err := tx.conn(ctx).Model(&appSetting{}).Where("key = ?", marker).Count(&n).Error; err != nil {
+			return fmt.Errorf("store: default providers: %w", err)
+		}
+		if n > 0 {
+			return nil
+		}
+		if err := tx.conn(ctx).Create(&appSetting{Key: marker, Value: "1"}).Error; err != nil {
+			if errors.Is(err, gorm.ErrDuplicatedKey) {
+				return nil // another process got there first
+			}
+			return fmt.Errorf("store: default providers: %w", err)
+		}
+		for _, in := range []ProviderInput{
+			{Name: "Local Ollama", Type: ProviderOllama, BaseURL: ollamaURL},
+			{Name: "Local LM Studio", Type: ProviderLMStudio, BaseURL: lmStudioURL},
+		} {
+			if err := in.Normalize(); err != nil {
+				return fmt.Errorf("store: default provider %q: %w", in.Name, err)
+			}
+			now := s.now()
+			p := Provider{Name: in.Name, Type: in.Type, BaseURL: in.BaseURL, ModelsEndpoint: in.ModelsEndpoint,
+				InferenceEndpoint: in.InferenceEndpoint, Concurrency: in.Concurrency, TimeoutSeconds: in.TimeoutSeconds,
+				CreatedAt: now, UpdatedAt: now}
+			if err := tx.conn(ctx).Omit("Headers").Create(&p).Error; err != nil && !errors.Is(err, gorm.ErrDuplicatedKey) {
+				return fmt.Errorf("store: default provider %q: %w", in.Name, err)
+			}
+		}
+		return nil
+	})
+}

@@ -1,0 +1,193 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"gorm.io/gorm"
+)
+
+// ItemView is one row of a run's results: the item with its task, target and judge score.
+type ItemView struct {
+	ID               int64      `json:"id"`
+	TaskID           string     `json:"task_id" gorm:"column:task_key"`
+	Category         string     `json:"category"`
+	Subcategory      string     `json:"subcategory"`
+	Question         string     `json:"question"`
+	Provider         string     `json:"provider"`
+	Model            string     `json:"model"`
+	Status           ItemStatus `json:"status"`
+	Score            *float64   `json:"score"`
+	Reasoning        string     `json:"reasoning"`
+	Response         *string    `json:"response"`
+	Error            string     `json:"error"`
+	TimeMs           *int64     `json:"time_ms"`
+	PromptTokens     *int64     `json:"prompt_tokens"`
+	CompletionTokens *int64     `json:"tokens"`
+	TokensPerS       *float64   `json:"tps"`
+	Attempts         int        `json:"attempts"`
+	FailedPhase      string     `json:"failed_phase,omitempty"`
+	UpdatedAt        time.Time  `json:"updated_at"`
+}
+
+// ItemFilter narrows and pages a run's items.
+type ItemFilter struct {
+	Status  ItemStatus
+	Model   string // matches the target's model name
+	Page    int
+	PerPage int
+	AfterID int64 // keyset cursor for scripts and export: items with a larger id
+}
+
+// The overall judge score is metric "score"; with several judges, items show their mean.
+const itemViewSelect = `i.id, rt.task_key, rt.category, rt.subcategory, rt.question,
+	tg.provider_name AS provider, tg.model, i.status,
+	(SELECT AVG(sc.score) FROM scores sc WHERE sc.item_id = i.id AND sc.metric = 'score') AS score,
+	COALESCE((SELECT sc.reasoning FROM scores sc WHERE sc.item_id = i.id AND sc.metric = 'score' ORDER BY sc.id LIMIT 1), '') AS reasoning,
+	i.response, i.error, i.time_ms, i.prompt_tokens, i.completion_tokens, i.tokens_per_s, i.attempts, i.failed_phase, i.updated_at`
+
+func (s *Store) itemsQuery(ctx context.Context, runID int64, f ItemFilter) *gorm.DB {
+	q := s.conn(ctx).Table("items i").
+		Joins("JOIN run_tasks rt ON rt.id = i.run_task_id").
+		Joins("JOIN run_targets tg ON tg.id = i.run_target_id").
+		Where("i.run_id = ?", runID)
+	if f.Status != "" {
+		q = q.Where("i.status = ?", f.Status)
+	}
+	if f.Model != "" {
+		q = q.Where("tg.model = ?", f.Model)
+	}
+	return q
+}
+
+// RunItems lists a run's items in id order, filtered and paginated.
+func (s *Store) RunItems(ctx context.Context, runID int64, f ItemFilter) (Page[ItemView], error) {
+	page, perPage := normPage(f.Page, f.PerPage, 50)
+	out := Page[ItemView]{Page: page, PerPage: perPage, Items: []ItemView{}}
+	if err := s.itemsQuery(ctx, runID, f).Count(&out.Total).Error; err != nil {
+		return out, fmt.Errorf("store: count run items: %w", err)
+	}
+	q := s.itemsQuery(ctx, runID, f).Select(itemViewSelect).Order("i.id").Limit(perPage)
+	if f.AfterID > 0 {
+		q = q.Where("i.id > ?", f.AfterID)
+	} else {
+		q = q.Offset((page - 1) * perPage)
+	}
+	if err := q.Scan(&out.Items).Error; err != nil {
+		return out, fmt.Errorf("store: run items: %w", err)
+	}
+	return out, nil
+}
+
+// EachRunItem streams every item of a run in id order, in batches, so memory
+// stays flat however large the run is.
+func (s *Store) EachRunItem(ctx context.Context, runID int64, fn func(*ItemView) error) error {
+	const batch = 1000
+	var after int64
+	for {
+		var rows []ItemView
+		err := s.itemsQuery(ctx, runID, ItemFilter{}).Select(itemViewSelect).
+			Where("i.id > ?", after).Order("i.id").Limit(batch).Scan(&rows).Error
+		if err != nil {
+			return fmt.Errorf("store: export run items: %w", err)
+		}
+		for i := range rows {
+			if err := fn(&rows[i]); err != nil {
+				return err
+			}
+		}
+		if len(rows) < batch {
+			return nil
+		}
+		after = rows[len(rows)-1].ID
+	}
+}
+
+// CurrentWork names what a run is doing right now, from its newest claim.
+type CurrentWork struct {
+	TaskID   string
+	Provider string
+	Model    string
+	Status   ItemStatus
+}
+
+// RunCurrent returns the most recently claimed item still in flight, if any.
+func (s *Store) RunCurrent(ctx context.Context, runID int64) (*CurrentWork, error) {
+	var rows []CurrentWork
+	err := s.conn(ctx).Table("items i").
+		Select("rt.task_key AS task_id, tg.provider_name AS provider, tg.model, i.status").
+		Joins("JOIN run_tasks rt ON rt.id = i.run_task_id").
+		Joins("JOIN run_targets tg ON tg.id = i.run_target_id").
+		Where("i.run_id = ? AND i.status IN ?", runID, []ItemStatus{ItemInProgress, ItemJudging}).
+		Order("i.claimed_at DESC").Limit(1).Scan(&rows).Error
+	if err != nil {
+		return nil, fmt.Errorf("store: run current: %w", err)
+	}
+	if len(rows) == 0 {
+		return nil, nil
+	}
+	return &rows[0], nil
+}
+
+// Stats are averages over a set of items; nil when nothing was measured.
+type Stats struct {
+	Items     int64    `json:"items"`
+	Completed int64    `json:"completed"`
+	Failed    int64    `json:"failed"`
+	AvgScore  *float64 `json:"avg_score"`
+	AvgTimeMs *float64 `json:"avg_time_ms"`
+	AvgTPS    *float64 `json:"avg_tps"`
+	AvgTokens *float64 `json:"avg_tokens"`
+}
+
+// ModelStats are the Stats of one target.
+type ModelStats struct {
+	Provider string `json:"provider"`
+	Model    string `json:"model"`
+	Stats
+}
+
+// TaskStats are the Stats of one task across targets.
+type TaskStats struct {
+	TaskID   string `json:"task_id" gorm:"column:task_key"`
+	Category string `json:"category"`
+	Stats
+}
+
+// RunSummary aggregates a run's results overall, per model and per task.
+type RunSummary struct {
+	Overall  Stats        `json:"overall"`
+	PerModel []ModelStats `json:"per_model"`
+	PerTask  []TaskStats  `json:"per_task"`
+}
+
+const statsSelect = `COUNT(*) AS items,
+	SUM(CASE WHEN i.status = 'COMPLETED' THEN 1 ELSE 0 END) AS completed,
+	SUM(CASE WHEN i.status = 'FAILED' THEN 1 ELSE 0 END) AS failed,
+	AVG(sc.score) AS avg_score, AVG(i.time_ms) AS avg_time_ms, AVG(i.tokens_per_s) AS avg_tps,
+	AVG(i.completion_tokens) AS avg_tokens`
+
+// RunSummary computes the run's aggregates in three grouped queries.
+func (s *Store) RunSummary(ctx context.Context, runID int64) (*RunSummary, error) {
+	base := func() *gorm.DB {
+		return s.conn(ctx).Table("items i").
+			Joins("JOIN run_tasks rt ON rt.id = i.run_task_id").
+			Joins("JOIN run_targets tg ON tg.id = i.run_target_id").
+			Joins("LEFT JOIN (SELECT item_id, AVG(score) AS score FROM scores WHERE run_id = ? AND metric = 'score' GROUP BY item_id) sc ON sc.item_id = i.id", runID).
+			Where("i.run_id = ?", runID)
+	}
+	out := &RunSummary{PerModel: []ModelStats{}, PerTask: []TaskStats{}}
+	if err := base().Select(statsSelect).Scan(&out.Overall).Error; err != nil {
+		return nil, fmt.Errorf("store: run summary: %w", err)
+	}
+	if err := base().Select("tg.provider_name AS provider, tg.model, " + statsSelect).
+		Group("tg.id, tg.provider_name, tg.model, tg.position").Order("tg.position").Scan(&out.PerModel).Error; err != nil {
+		return nil, fmt.Errorf("store: run summary per model: %w", err)
+	}
+	if err := base().Select("rt.task_key, rt.category, " + statsSelect).
+		Group("rt.id, rt.task_key, rt.category").Order("rt.task_key").Scan(&out.PerTask).Error; err != nil {
+		return nil, fmt.Errorf("store: run summary per task: %w", err)
+	}
+	return out, nil
+}

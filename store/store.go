@@ -1,0 +1,286 @@
+// Package store owns every database query of Tribunal, on SQLite (the embedded
+// default) and PostgreSQL (for several worker processes).
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/golang-migrate/migrate/v4"
+	mpgx "github.com/golang-migrate/migrate/v4/database/pgx/v5"
+	msqlite "github.com/golang-migrate/migrate/v4/database/sqlite"
+	"github.com/golang-migrate/migrate/v4/source/iofs"
+	_ "github.com/jackc/pgx/v5/stdlib" // registers the "pgx" database/sql driver for migrations
+	"gorm.io/driver/postgres"
+	"gorm.io/driver/sqlite"
+	"gorm.io/gorm"
+	"gorm.io/gorm/logger"
+	modernc "modernc.org/sqlite"
+
+	"tribunal/migrations"
+	"tribunal/secret"
+)
+
+// Sentinel errors that handlers map to HTTP status codes.
+var (
+	// ErrNotFound means the requested row does not exist.
+	ErrNotFound = errors.New("not found")
+	// ErrConflict means the change clashes with existing data (a unique name, an active run).
+	ErrConflict = errors.New("conflict")
+)
+
+// ValidationError names the input field that is wrong and why.
+type ValidationError struct {
+	Field   string
+	Message string
+}
+
+func (e *ValidationError) Error() string {
+	if e.Field == "" {
+		return e.Message
+	}
+	return e.Field + ": " + e.Message
+}
+
+func invalid(field, format string, args ...any) error {
+	return &ValidationError{Field: field, Message: fmt.Sprintf(format, args...)}
+}
+
+// conflict wraps ErrConflict with a message that names what clashed.
+func conflict(format string, args ...any) error {
+	return fmt.Errorf("%s: %w", fmt.Sprintf(format, args...), ErrConflict)
+}
+
+// Dialect names the database in use.
+type Dialect string
+
+// The supported dialects.
+const (
+	SQLite   Dialect = "sqlite"
+	Postgres Dialect = "postgres"
+)
+
+// Config says which database to open.
+type Config struct {
+	// DatabaseURL selects PostgreSQL when it starts with postgres:// or postgresql://.
+	DatabaseURL string
+	// DataDir holds the SQLite file when DatabaseURL is empty.
+	DataDir string
+	// Box encrypts secret header values; required.
+	Box *secret.Box
+	// Logger receives slow-query and start-up logs.
+	Logger *slog.Logger
+}
+
+// Store is the database handle. It is safe for concurrent use.
+type Store struct {
+	db      *gorm.DB
+	dialect Dialect
+	box     *secret.Box
+	now     func() time.Time
+}
+
+// Open connects, runs the embedded migrations and checks the master key.
+func Open(ctx context.Context, cfg Config) (*Store, error) {
+	if cfg.Box == nil {
+		return nil, errors.New("store: open: no secret box")
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	dialect, dsn, err := resolve(cfg)
+	if err != nil {
+		return nil, err
+	}
+	if err := migrateUp(dialect, dsn); err != nil {
+		return nil, err
+	}
+	gcfg := &gorm.Config{
+		Logger:                 logger.Discard,
+		SkipDefaultTransaction: true,
+		TranslateError:         true,
+		NowFunc:                func() time.Time { return time.Now().UTC() },
+	}
+	var db *gorm.DB
+	switch dialect {
+	case Postgres:
+		db, err = gorm.Open(postgres.Open(dsn), gcfg)
+	default:
+		db, err = gorm.Open(sqliteDialector{sqlite.New(sqlite.Config{DriverName: "sqlite", DSN: dsn}).(*sqlite.Dialector)}, gcfg)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("store: open %s: %w", dialect, err)
+	}
+	sqlDB, err := db.DB()
+	if err != nil {
+		return nil, fmt.Errorf("store: open: %w", err)
+	}
+	if dialect == SQLite {
+		// One writer at a time is SQLite's model; one connection avoids SQLITE_BUSY.
+		sqlDB.SetMaxOpenConns(1)
+	} else {
+		sqlDB.SetMaxOpenConns(20)
+		sqlDB.SetMaxIdleConns(10)
+	}
+	s := &Store{db: db, dialect: dialect, box: cfg.Box, now: func() time.Time { return time.Now().UTC() }}
+	if err := s.checkMasterKey(ctx); err != nil {
+		sqlDB.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+func resolve(cfg Config) (Dialect, string, error) {
+	url := strings.TrimSpace(cfg.DatabaseURL)
+	switch {
+	case strings.HasPrefix(url, "postgres://"), strings.HasPrefix(url, "postgresql://"):
+		return Postgres, url, nil
+	case url != "":
+		return "", "", fmt.Errorf("store: unsupported database URL %q: use postgres://… or leave it empty for the embedded SQLite", redactURL(url))
+	}
+	dir := cfg.DataDir
+	if dir == "" {
+		dir = "data"
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", "", fmt.Errorf("store: create data dir: %w", err)
+	}
+	path := filepath.Join(dir, "tribunal.db")
+	dsn := "file:" + path + "?_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)&_pragma=foreign_keys(1)&_pragma=synchronous(NORMAL)&_time_format=sqlite"
+	return SQLite, dsn, nil
+}
+
+func redactURL(u string) string {
+	if i := strings.Index(u, "@"); i >= 0 {
+		if j := strings.Index(u, "://"); j >= 0 && j < i {
+			return u[:j+3] + "…" + u[i:]
+		}
+	}
+	return u
+}
+
+func migrateUp(dialect Dialect, dsn string) error {
+	src, err := iofs.New(migrations.FS, string(dialect))
+	if err != nil {
+		return fmt.Errorf("store: migrations source: %w", err)
+	}
+	driverName := "sqlite"
+	if dialect == Postgres {
+		driverName = "pgx"
+	}
+	// migrate closes the *sql.DB it is handed, so it gets its own.
+	sqlDB, err := sql.Open(driverName, dsn)
+	if err != nil {
+		return fmt.Errorf("store: open for migrations: %w", err)
+	}
+	var m *migrate.Migrate
+	if dialect == Postgres {
+		drv, derr := mpgx.WithInstance(sqlDB, &mpgx.Config{})
+		if derr != nil {
+			sqlDB.Close()
+			return fmt.Errorf("store: migrations driver: %w", derr)
+		}
+		m, err = migrate.NewWithInstance("iofs", src, "pgx", drv)
+	} else {
+		drv, derr := msqlite.WithInstance(sqlDB, &msqlite.Config{})
+		if derr != nil {
+			sqlDB.Close()
+			return fmt.Errorf("store: migrations driver: %w", derr)
+		}
+		m, err = migrate.NewWithInstance("iofs", src, "sqlite", drv)
+	}
+	if err != nil {
+		sqlDB.Close()
+		return fmt.Errorf("store: migrations: %w", err)
+	}
+	defer m.Close()
+	if err := m.Up(); err != nil && !errors.Is(err, migrate.ErrNoChange) {
+		return fmt.Errorf("store: migrate up: %w", err)
+	}
+	return nil
+}
+
+// sqliteDialector teaches GORM to recognise modernc's constraint errors.
+type sqliteDialector struct{ *sqlite.Dialector }
+
+func (sqliteDialector) Translate(err error) error {
+	var se *modernc.Error
+	if errors.As(err, &se) {
+		switch se.Code() {
+		case 1555, 2067: // SQLITE_CONSTRAINT_PRIMARYKEY, SQLITE_CONSTRAINT_UNIQUE
+			return gorm.ErrDuplicatedKey
+		case 787: // SQLITE_CONSTRAINT_FOREIGNKEY
+			return gorm.ErrForeignKeyViolated
+		}
+	}
+	return err
+}
+
+// Dialect reports which database the store is on.
+func (s *Store) Dialect() Dialect { return s.dialect }
+
+// Close closes the connection pool.
+func (s *Store) Close() error {
+	sqlDB, err := s.db.DB()
+	if err != nil {
+		return fmt.Errorf("store: close: %w", err)
+	}
+	return sqlDB.Close()
+}
+
+// Transact runs fn in one transaction: all its writes land, or none.
+func (s *Store) Transact(ctx context.Context, fn func(tx *Store) error) error {
+	return s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		return fn(&Store{db: tx, dialect: s.dialect, box: s.box, now: s.now})
+	})
+}
+
+func (s *Store) conn(ctx context.Context) *gorm.DB { return s.db.WithContext(ctx) }
+
+// notFound turns gorm.ErrRecordNotFound into ErrNotFound, naming the entity.
+func notFound(err error, what string, id any) error {
+	if errors.Is(err, gorm.ErrRecordNotFound) {
+		return fmt.Errorf("%s %v: %w", what, id, ErrNotFound)
+	}
+	return err
+}
+
+const masterKeyCheck = "master_key_check"
+
+// checkMasterKey stores a sealed marker on first start and, later, proves the
+// configured key opens it, so a wrong key fails at start-up with a clear message.
+func (s *Store) checkMasterKey(ctx context.Context) error {
+	var row appSetting
+	err := s.conn(ctx).Where("key = ?", masterKeyCheck).Take(&row).Error
+	if errors.Is(err, gorm.ErrRecordNotFound) {
+		sealed, serr := s.box.Seal("tribunal")
+		if serr != nil {
+			return serr
+		}
+		if err := s.conn(ctx).Create(&appSetting{Key: masterKeyCheck, Value: sealed}).Error; err != nil && !errors.Is(err, gorm.ErrDuplicatedKey) {
+			return fmt.Errorf("store: save master key check: %w", err)
+		}
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("store: read master key check: %w", err)
+	}
+	if v, err := s.box.Open(row.Value); err != nil || v != "tribunal" {
+		return errors.New("store: TRIBUNAL_MASTER_KEY does not match the key this database's secrets were encrypted with; set the original key (see README, 'Secrets')")
+	}
+	return nil
+}
+
+type appSetting struct {
+	Key   string `gorm:"primaryKey"`
+	Value string
+}
+
+func (appSetting) TableName() string { return "app_settings" }
