@@ -285,3 +285,15 @@ func (s *Store) NextRetryAt(ctx context.Context, runID int64, st ItemStatus) (*t
 	}
 	return items[0].NextRetryAt, nil
 }
+
+// RenewLease pushes a claimed item's lease forward while its call runs.
+func (s *Store) RenewLease(ctx context.Context, it *Item, lease time.Duration) error {
+	res := s.claimed(ctx, it).Update("lease_until", s.now().Add(lease))
+	if res.Error != nil {
+		return fmt.Errorf("store: renew lease of item %d: %w", it.ID, res.Error)
+	}
+	if res.RowsAffected == 0 {
+		return fmt.Errorf("store: renew lease of item %d: %w", it.ID, ErrLeaseLost)
+	}
+	return nil
+}

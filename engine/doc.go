@@ -1,0 +1,26 @@
+// Package engine runs benchmark runs: it claims items from the database,
+// calls the target models and the judge, and stores every outcome.
+//
+// All coordination goes through the database, so any number of engines (the
+// server and `tribunal worker` processes) can share one PostgreSQL.
+//
+// Item states (store.ItemStatus):
+//
+//	NEW ──claim──▶ IN_PROGRESS ──answer──▶ WAITING_FOR_JUDGE ──claim──▶ JUDGING ──verdict──▶ COMPLETED
+//	 ▲                 │                          ▲                         │
+//	 └──retry (backoff)┘                          └──── retry (backoff) ────┘
+//	                   │                                                    │
+//	                   └──────────── permanent error / attempts used ───────┴──▶ FAILED
+//
+// A claim is a lease (worker_id, claimed_at, lease_until) that the worker
+// renews while the call is in flight. If the worker dies the lease runs out
+// and the rescuer returns the item to NEW or WAITING_FOR_JUDGE. Results are
+// written only while the claim still holds (same worker and attempt), so an
+// item's result is written exactly once.
+//
+// Run phases: BENCHMARKING asks every target, one (provider, model) group
+// after another in the order the user chose, each after one warm-up call;
+// JUDGING starts only when no item is NEW or IN_PROGRESS. The run is FINISHED
+// when every item is COMPLETED or FAILED (FAILED when none completed).
+// PAUSED and CANCELLED runs are not claimed from; the call in flight finishes.
+package engine

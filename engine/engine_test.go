@@ -1,0 +1,247 @@
+package engine_test
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"tribunal/engine"
+	"tribunal/llm/llmtest"
+	"tribunal/store"
+	"tribunal/store/storetest"
+)
+
+type bundle struct {
+	st       *store.Store
+	eng      *engine.Engine
+	fake     *llmtest.Server
+	provider *store.Provider
+	coll     *store.CollectionDetail
+}
+
+// setup makes a store with a provider on a fake server, n tasks in one
+// collection, and an engine running until the test ends.
+func setup(t *testing.T, st *store.Store, n int, script func(llmtest.ChatRequest) llmtest.Reply) *bundle {
+	t.Helper()
+	ctx := context.Background()
+	fake := llmtest.New(t, script)
+	p, err := st.CreateProvider(ctx, store.ProviderInput{Name: "fake", Type: store.ProviderCustom, BaseURL: fake.URL, TimeoutSeconds: 2,
+		Headers: []store.Header{{Key: "Authorization", Value: "Bearer sk-test-1234567890", IsSecret: true}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var refs []store.TaskRef
+	for i := range n {
+		tk, err := st.CreateTask(ctx, store.TaskInput{TaskKey: fmt.Sprintf("t%03d", i), Category: "math",
+			Question: fmt.Sprintf("What is %d+%d?", i, i), Excellent: fmt.Sprint(2 * i)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		refs = append(refs, store.TaskRef{ID: tk.ID})
+	}
+	coll, err := st.CreateCollection(ctx, store.CollectionInput{Name: "c", TaskIDs: &refs})
+	if err != nil {
+		t.Fatal(err)
+	}
+	eng := engine.New(engine.Config{PollInterval: 20 * time.Millisecond, BackoffBase: 10 * time.Millisecond, Lease: 3 * time.Second}, st, engine.NewBroker(), nil)
+	runCtx, cancel := context.WithCancel(ctx)
+	var wg sync.WaitGroup
+	wg.Go(func() { eng.Run(runCtx) })
+	t.Cleanup(func() { cancel(); wg.Wait() })
+	return &bundle{st: st, eng: eng, fake: fake, provider: p, coll: coll}
+}
+
+func (b *bundle) start(t *testing.T, models ...string) *store.Run {
+	t.Helper()
+	in := store.RunInput{Judge: &store.ModelRef{ProviderID: b.provider.ID, Model: "fake-judge"}, CollectionIDs: []int64{b.coll.ID}}
+	for _, m := range models {
+		in.Targets = append(in.Targets, store.ModelRef{ProviderID: b.provider.ID, Model: m})
+	}
+	run, err := b.eng.StartRun(context.Background(), in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return run
+}
+
+// waitRun waits, on the broker's signals, until the run reaches a final status.
+func (b *bundle) waitRun(t *testing.T, id int64) *store.Run {
+	t.Helper()
+	sig, unsub := b.eng.Broker().Subscribe(id)
+	defer unsub()
+	deadline := time.After(30 * time.Second)
+	for {
+		run, err := b.st.Run(context.Background(), id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !run.Active() {
+			return run
+		}
+		select {
+		case <-sig:
+		case <-time.After(200 * time.Millisecond): // status changes without a log entry
+		case <-deadline:
+			t.Fatalf("run %d still %s after 30s", id, run.Status)
+		}
+	}
+}
+
+func items(t *testing.T, st *store.Store, runID int64) []store.ItemView {
+	t.Helper()
+	var out []store.ItemView
+	if err := st.EachRunItem(context.Background(), runID, func(v *store.ItemView) error {
+		out = append(out, *v)
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+func TestRunCompletes(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, st *store.Store) {
+		b := setup(t, st, 3, nil)
+		run := b.start(t, "fake-small", "fake-large")
+		final := b.waitRun(t, run.ID)
+		if final.Status != store.RunFinished || final.Phase != store.PhaseJudging {
+			t.Fatalf("run ended %s/%s, want FINISHED/JUDGING", final.Status, final.Phase)
+		}
+		got := items(t, st, run.ID)
+		if len(got) != 6 {
+			t.Fatalf("got %d items, want 6", len(got))
+		}
+		for _, it := range got {
+			if it.Status != store.ItemCompleted || it.Score == nil || *it.Score != 7 || it.Reasoning != "Mostly right." {
+				t.Errorf("item %s/%s: status %s score %v reasoning %q", it.TaskID, it.Model, it.Status, it.Score, it.Reasoning)
+			}
+			if it.Response == nil || !strings.HasPrefix(*it.Response, "Answer: What is") || it.TimeMs == nil || it.CompletionTokens == nil {
+				t.Errorf("item %d: response %v time %v tokens %v", it.ID, it.Response, it.TimeMs, it.CompletionTokens)
+			}
+		}
+		// Seed 000: each group runs consecutively after one warm-up, and
+		// judging starts only after all benchmarking.
+		var seq []string
+		for _, c := range b.fake.Calls() {
+			switch {
+			case c.IsJudge():
+				seq = append(seq, "judge")
+			case c.IsWarmup():
+				seq = append(seq, "warmup:"+c.Model)
+			default:
+				seq = append(seq, c.Model)
+			}
+			if auth := c.Header.Get("Authorization"); auth != "Bearer sk-test-1234567890" {
+				t.Errorf("call carried Authorization %q, want the provider's decrypted secret", auth)
+			}
+		}
+		want := "warmup:fake-small fake-small fake-small fake-small warmup:fake-large fake-large fake-large fake-large judge judge judge judge judge judge"
+		if strings.Join(seq, " ") != want {
+			t.Errorf("call order:\n got %s\nwant %s", strings.Join(seq, " "), want)
+		}
+		sum, err := st.RunSummary(context.Background(), run.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if sum.Overall.AvgScore == nil || *sum.Overall.AvgScore != 7 || len(sum.PerModel) != 2 || len(sum.PerTask) != 3 {
+			t.Errorf("summary: %+v", sum)
+		}
+	})
+}
+
+func TestWarmupFailureFailsGroup(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, st *store.Store) {
+		b := setup(t, st, 2, func(r llmtest.ChatRequest) llmtest.Reply {
+			if r.Model == "broken" {
+				return llmtest.Reply{Status: 404, Content: "model 'broken' not found"}
+			}
+			return llmtest.DefaultReply(r)
+		})
+		run := b.start(t, "broken", "fake-small")
+		final := b.waitRun(t, run.ID)
+		if final.Status != store.RunFinished {
+			t.Fatalf("status %s, want FINISHED", final.Status)
+		}
+		for _, it := range items(t, st, run.ID) {
+			switch it.Model {
+			case "broken":
+				if it.Status != store.ItemFailed || !strings.Contains(it.Error, "model 'broken' not found") || !strings.Contains(it.Error, "warm-up") {
+					t.Errorf("broken item: %s %q", it.Status, it.Error)
+				}
+			default:
+				if it.Status != store.ItemCompleted {
+					t.Errorf("good item: %s %q", it.Status, it.Error)
+				}
+			}
+		}
+		for _, c := range b.fake.Calls() {
+			if c.Model == "broken" && !c.IsWarmup() {
+				t.Errorf("a task was sent to the model whose warm-up failed")
+			}
+		}
+	})
+}
+
+func TestRetriesAndJudgeFailuresKeepRawOutput(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, st *store.Store) {
+		var mu sync.Mutex
+		seen := map[string]int{}
+		b := setup(t, st, 3, func(r llmtest.ChatRequest) llmtest.Reply {
+			mu.Lock()
+			defer mu.Unlock()
+			key := r.Model + "|" + r.Last()
+			seen[key]++
+			switch {
+			case r.IsJudge() && strings.Contains(r.Last(), "What is 1+1?"):
+				return llmtest.Reply{Content: "I think it deserves an eight"} // never valid
+			case r.IsJudge():
+				return llmtest.DefaultReply(r)
+			case r.Last() == "What is 0+0?" && seen[key] == 1:
+				return llmtest.Reply{Status: 500, Content: "upstream exploded"}
+			case r.Last() == "What is 2+2?":
+				return llmtest.Reply{Status: 401, Content: "invalid api key"}
+			}
+			return llmtest.DefaultReply(r)
+		})
+		run := b.start(t, "fake-small")
+		b.waitRun(t, run.ID)
+		byTask := map[string]store.ItemView{}
+		for _, it := range items(t, st, run.ID) {
+			byTask[it.TaskID] = it
+		}
+		if it := byTask["t000"]; it.Status != store.ItemCompleted {
+			t.Errorf("t000 (one 500, then fine): %s %q", it.Status, it.Error)
+		}
+		if it := byTask["t001"]; it.Status != store.ItemFailed || it.FailedPhase != "JUDGING" || !strings.Contains(it.Error, "I think it deserves an eight") {
+			t.Errorf("t001 (bad judge output): %s %s %q", it.Status, it.FailedPhase, it.Error)
+		}
+		if it := byTask["t002"]; it.Status != store.ItemFailed || !strings.Contains(it.Error, "invalid api key") || it.Attempts != 1 {
+			t.Errorf("t002 (401, no retry): %s attempts %d %q", it.Status, it.Attempts, it.Error)
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		if n := seen["fake-small|What is 2+2?"]; n != 1 {
+			t.Errorf("the 401 was retried: %d calls", n)
+		}
+	})
+}
+
+func TestOnlyOneActiveRun(t *testing.T) {
+	st := storetest.SQLite(t)
+	b := setup(t, st, 1, func(r llmtest.ChatRequest) llmtest.Reply { return llmtest.Reply{Hang: true} })
+	run := b.start(t, "fake-small")
+	in := store.RunInput{Judge: &store.ModelRef{ProviderID: b.provider.ID, Model: "j"},
+		Targets: []store.ModelRef{{ProviderID: b.provider.ID, Model: "m"}}, CollectionIDs: []int64{b.coll.ID}}
+	if _, err := b.eng.StartRun(context.Background(), in); err == nil || !strings.Contains(err.Error(), "conflict") {
+		t.Fatalf("second run: err %v, want a conflict", err)
+	}
+	if _, err := b.eng.Cancel(context.Background(), run.ID); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.eng.StartRun(context.Background(), in); err != nil {
+		t.Fatalf("run after cancel: %v", err)
+	}
+}

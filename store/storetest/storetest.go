@@ -1,0 +1,93 @@
+// Package storetest opens migrated stores for tests: SQLite in a temp dir,
+// and PostgreSQL in a fresh schema when TEST_DATABASE_URL is set.
+package storetest
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"strings"
+	"testing"
+
+	_ "github.com/jackc/pgx/v5/stdlib" // pgx database/sql driver for schema set-up
+
+	"tribunal/secret"
+	"tribunal/store"
+)
+
+// Box is the secret box tests use.
+func Box(t testing.TB) *secret.Box {
+	t.Helper()
+	b, err := secret.NewBox("test-master-key")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// SQLite returns a store on a new SQLite file in t.TempDir().
+func SQLite(t testing.TB) *store.Store {
+	t.Helper()
+	st, err := store.Open(context.Background(), store.Config{DataDir: t.TempDir(), Box: Box(t)})
+	if err != nil {
+		t.Fatalf("open sqlite store: %v", err)
+	}
+	t.Cleanup(func() { st.Close() })
+	return st
+}
+
+// PostgresURL returns a URL to a fresh, empty schema of the test database,
+// dropped when the test ends. Without TEST_DATABASE_URL the test is skipped,
+// or fails under CI, where PostgreSQL must be there.
+func PostgresURL(t testing.TB) string {
+	t.Helper()
+	base := os.Getenv("TEST_DATABASE_URL")
+	if base == "" {
+		if os.Getenv("CI") != "" {
+			t.Fatal("TEST_DATABASE_URL is not set under CI; run the tests with scripts/test.sh")
+		}
+		t.Skip("TEST_DATABASE_URL not set: skipping PostgreSQL (scripts/test.sh starts one)")
+	}
+	db, err := sql.Open("pgx", base)
+	if err != nil {
+		t.Fatalf("open postgres: %v", err)
+	}
+	defer db.Close()
+	schema := fmt.Sprintf("t_%d_%d", os.Getpid(), rand.Uint32())
+	if _, err := db.Exec("CREATE SCHEMA " + schema); err != nil {
+		t.Fatalf("create schema: %v", err)
+	}
+	t.Cleanup(func() {
+		db, err := sql.Open("pgx", base)
+		if err != nil {
+			return
+		}
+		defer db.Close()
+		db.Exec("DROP SCHEMA " + schema + " CASCADE")
+	})
+	sep := "?"
+	if strings.Contains(base, "?") {
+		sep = "&"
+	}
+	return base + sep + "search_path=" + schema
+}
+
+// Postgres returns a store on a fresh PostgreSQL schema.
+func Postgres(t testing.TB) *store.Store {
+	t.Helper()
+	st, err := store.Open(context.Background(), store.Config{DatabaseURL: PostgresURL(t), Box: Box(t)})
+	if err != nil {
+		t.Fatalf("open postgres store: %v", err)
+	}
+	t.Cleanup(func() { st.Close() })
+	return st
+}
+
+// Each runs fn as a subtest on SQLite and on PostgreSQL.
+func Each(t *testing.T, fn func(t *testing.T, st *store.Store)) {
+	t.Helper()
+	t.Run("sqlite", func(t *testing.T) { fn(t, SQLite(t)) })
+	t.Run("postgres", func(t *testing.T) { fn(t, Postgres(t)) })
+}
