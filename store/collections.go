@@ -192,7 +192,7 @@ func (s *Store) UpdateCollection(ctx context.Context, id int64, in CollectionInp
 			return fmt.Errorf("store: update collection: %w", res.Error)
 		}
 		if res.RowsAffected == 0 {
-			return fmt.Errorf("store: update collection: collection %d: %w", id, ErrNotFound)
+			return fmt.Errorf("store: update collection: %w", &NotFoundError{What: "collection", ID: id})
 		}
 		if in.TaskIDs == nil {
 			return nil
@@ -220,7 +220,7 @@ func (s *Store) PatchCollectionTasks(ctx context.Context, id int64, add, remove 
 			return fmt.Errorf("store: patch collection: %w", err)
 		}
 		if n == 0 {
-			return fmt.Errorf("store: patch collection: collection %d: %w", id, ErrNotFound)
+			return fmt.Errorf("store: patch collection: %w", &NotFoundError{What: "collection", ID: id})
 		}
 		addIDs, err := tx.ResolveTaskRefs(ctx, "add", add)
 		if err != nil {
@@ -268,7 +268,23 @@ func (s *Store) DeleteCollection(ctx context.Context, id int64) error {
 		return fmt.Errorf("store: delete collection: %w", res.Error)
 	}
 	if res.RowsAffected == 0 {
-		return fmt.Errorf("store: delete collection: collection %d: %w", id, ErrNotFound)
+		return fmt.Errorf("store: delete collection: %w", &NotFoundError{What: "collection", ID: id})
 	}
 	return nil
+}
+
+// CollectionMembers reports which of taskIDs belong to the collection.
+func (s *Store) CollectionMembers(ctx context.Context, id int64, taskIDs []int64) (map[int64]bool, error) {
+	out := map[int64]bool{}
+	if len(taskIDs) == 0 {
+		return out, nil
+	}
+	var ids []int64
+	if err := s.conn(ctx).Model(&collectionTask{}).Where("collection_id = ? AND task_id IN ?", id, taskIDs).Pluck("task_id", &ids).Error; err != nil {
+		return nil, fmt.Errorf("store: collection members: %w", err)
+	}
+	for _, t := range ids {
+		out[t] = true
+	}
+	return out, nil
 }

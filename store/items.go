@@ -67,7 +67,7 @@ func (s *Store) claimed(ctx context.Context, it *Item) *gorm.DB {
 }
 
 // ErrLeaseLost means the item was taken from this worker (lease expired, run deleted).
-var ErrLeaseLost = fmt.Errorf("item lease lost: %w", ErrConflict)
+var ErrLeaseLost = &ConflictError{Message: "item lease lost"}
 
 func (s *Store) updateClaimed(ctx context.Context, it *Item, updates map[string]any) error {
 	updates["updated_at"] = s.now()

@@ -255,7 +255,7 @@ func (s *Store) DeleteRun(ctx context.Context, id int64) error {
 		return fmt.Errorf("store: delete run: %w", res.Error)
 	}
 	if res.RowsAffected == 0 {
-		return fmt.Errorf("store: delete run: run %d: %w", id, ErrNotFound)
+		return fmt.Errorf("store: delete run: %w", &NotFoundError{What: "run", ID: id})
 	}
 	return nil
 }

@@ -53,10 +53,28 @@ func invalid(field, format string, args ...any) error {
 	return &ValidationError{Field: field, Message: fmt.Sprintf(format, args...)}
 }
 
-// conflict wraps ErrConflict with a message that names what clashed.
+// ConflictError says what clashed; it matches ErrConflict.
+type ConflictError struct{ Message string }
+
+func (e *ConflictError) Error() string { return e.Message }
+
+// Is makes errors.Is(err, ErrConflict) true.
+func (e *ConflictError) Is(target error) bool { return target == ErrConflict }
+
 func conflict(format string, args ...any) error {
-	return fmt.Errorf("%s: %w", fmt.Sprintf(format, args...), ErrConflict)
+	return &ConflictError{Message: fmt.Sprintf(format, args...)}
 }
+
+// NotFoundError names the missing row; it matches ErrNotFound.
+type NotFoundError struct {
+	What string
+	ID   any
+}
+
+func (e *NotFoundError) Error() string { return fmt.Sprintf("%s %v not found", e.What, e.ID) }
+
+// Is makes errors.Is(err, ErrNotFound) true.
+func (e *NotFoundError) Is(target error) bool { return target == ErrNotFound }
 
 // Dialect names the database in use.
 type Dialect string
@@ -247,7 +265,7 @@ func (s *Store) conn(ctx context.Context) *gorm.DB { return s.db.WithContext(ctx
 // notFound turns gorm.ErrRecordNotFound into ErrNotFound, naming the entity.
 func notFound(err error, what string, id any) error {
 	if errors.Is(err, gorm.ErrRecordNotFound) {
-		return fmt.Errorf("%s %v: %w", what, id, ErrNotFound)
+		return &NotFoundError{What: what, ID: id}
 	}
 	return err
 }

@@ -156,7 +156,7 @@ func (s *Store) UpdateTask(ctx context.Context, id int64, in TaskInput) (*Task, 
 		return nil, fmt.Errorf("store: update task: %w", res.Error)
 	}
 	if res.RowsAffected == 0 {
-		return nil, fmt.Errorf("store: update task: task %d: %w", id, ErrNotFound)
+		return nil, fmt.Errorf("store: update task: %w", &NotFoundError{What: "task", ID: id})
 	}
 	return s.Task(ctx, id)
 }
@@ -168,7 +168,7 @@ func (s *Store) DeleteTask(ctx context.Context, id int64) error {
 		return fmt.Errorf("store: delete task: %w", res.Error)
 	}
 	if res.RowsAffected == 0 {
-		return fmt.Errorf("store: delete task: task %d: %w", id, ErrNotFound)
+		return fmt.Errorf("store: delete task: %w", &NotFoundError{What: "task", ID: id})
 	}
 	return nil
 }

@@ -1,0 +1,220 @@
+package handlers
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"tribunal/store"
+	"tribunal/views"
+)
+
+// Server-Sent Events for a run. The stream is driven by the database, not
+// by the events themselves: a broker signal (or a heartbeat tick) makes the
+// handler read log entries after its cursor and the current progress. So a
+// burst of changes costs one read, a reconnect with Last-Event-ID replays
+// exactly what was missed, and work done by another process shows up too.
+
+const (
+	sseMinInterval = 250 * time.Millisecond // coalesce updates: at most 4 frames a second
+	sseHeartbeat   = 15 * time.Second
+	sseLogBatch    = 500
+)
+
+// runFrame is one coalesced update: new log entries and the run's state.
+type runFrame struct {
+	run      *store.Run
+	progress store.Progress
+	current  *store.CurrentWork
+	logs     []store.RunLog
+}
+
+// frameWriter turns a frame into SSE events.
+type frameWriter func(w *sseWriter, f *runFrame, progressChanged bool) error
+
+type sseWriter struct {
+	c echo.Context
+}
+
+// event writes one event; multi-line data becomes one data: line per line.
+func (s *sseWriter) event(id, name, data string) error {
+	var b bytes.Buffer
+	if id != "" {
+		fmt.Fprintf(&b, "id: %s\n", id)
+	}
+	fmt.Fprintf(&b, "event: %s\n", name)
+	for _, line := range strings.Split(data, "\n") {
+		fmt.Fprintf(&b, "data: %s\n", strings.TrimRight(line, "\r"))
+	}
+	b.WriteString("\n")
+	if _, err := s.c.Response().Write(b.Bytes()); err != nil {
+		return err
+	}
+	s.c.Response().Flush()
+	return nil
+}
+
+func (s *sseWriter) comment(text string) error {
+	if _, err := fmt.Fprintf(s.c.Response(), ": %s\n\n", text); err != nil {
+		return err
+	}
+	s.c.Response().Flush()
+	return nil
+}
+
+// lastEventID is where a client resumes: the Last-Event-ID header of a
+// reconnect, else the ?after= the page was rendered with.
+func lastEventID(c echo.Context) int64 {
+	for _, v := range []string{c.Request().Header.Get("Last-Event-ID"), c.QueryParam("after")} {
+		if id, err := strconv.ParseInt(v, 10, 64); err == nil && id >= 0 {
+			return id
+		}
+	}
+	return 0
+}
+
+func (h *Handler) streamRun(c echo.Context, write frameWriter) error {
+	id, err := pathID(c, "run")
+	if err != nil {
+		return err
+	}
+	ctx := c.Request().Context()
+	if _, err := h.store.Run(ctx, id); err != nil {
+		return err
+	}
+	sig, unsub := h.engine.Broker().Subscribe(id)
+	defer unsub()
+
+	res := c.Response()
+	res.Header().Set(echo.HeaderContentType, "text/event-stream")
+	res.Header().Set(echo.HeaderCacheControl, "no-cache")
+	res.Header().Set("X-Accel-Buffering", "no")
+	res.WriteHeader(http.StatusOK)
+	w := &sseWriter{c: c}
+	if err := w.comment("connected"); err != nil {
+		return nil
+	}
+
+	cursor := lastEventID(c)
+	var lastProgress string
+	heartbeat := time.NewTicker(sseHeartbeat)
+	defer heartbeat.Stop()
+	for {
+		f, err := h.readFrame(ctx, id, cursor)
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil
+			}
+			w.event("", "error", "run unavailable")
+			return nil
+		}
+		key := progressKey(f)
+		if len(f.logs) > 0 || key != lastProgress {
+			if err := write(w, f, key != lastProgress); err != nil {
+				return nil // client went away
+			}
+			lastProgress = key
+			if len(f.logs) > 0 {
+				cursor = f.logs[len(f.logs)-1].ID
+			}
+		}
+		if len(f.logs) == sseLogBatch {
+			continue // more backlog to replay
+		}
+		if !f.run.Active() {
+			w.event("", "end", string(f.run.Status))
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-heartbeat.C:
+			if err := w.comment("ping"); err != nil {
+				return nil
+			}
+		case <-sig:
+			// Coalesce: wait a little so a burst becomes one frame.
+			select {
+			case <-ctx.Done():
+				return nil
+			case <-time.After(sseMinInterval):
+			}
+		}
+	}
+}
+
+func (h *Handler) readFrame(ctx context.Context, runID, cursor int64) (*runFrame, error) {
+	run, err := h.store.Run(ctx, runID)
+	if err != nil {
+		return nil, err
+	}
+	f := &runFrame{run: run}
+	if f.logs, err = h.store.RunLogs(ctx, runID, cursor, sseLogBatch); err != nil {
+		return nil, err
+	}
+	if f.progress, err = h.store.RunProgress(ctx, runID); err != nil {
+		return nil, err
+	}
+	if f.current, err = h.store.RunCurrent(ctx, runID); err != nil {
+		return nil, err
+	}
+	return f, nil
+}
+
+func progressKey(f *runFrame) string {
+	cur := ""
+	if f.current != nil {
+		cur = f.current.TaskID + "|" + f.current.Model + "|" + string(f.current.Status)
+	}
+	return fmt.Sprintf("%s|%s|%v|%s", f.run.Status, f.run.Phase, f.progress.ByStatus, cur)
+}
+
+// apiRunEvents streams JSON events: "log" (one per entry, id = entry id),
+// "progress" (the run's status and counts) and "end" when the run is over.
+func (h *Handler) apiRunEvents(c echo.Context) error {
+	return h.streamRun(c, func(w *sseWriter, f *runFrame, progressChanged bool) error {
+		for _, l := range f.logs {
+			b, _ := json.Marshal(l)
+			if err := w.event(strconv.FormatInt(l.ID, 10), "log", string(b)); err != nil {
+				return err
+			}
+		}
+		if !progressChanged {
+			return nil
+		}
+		b, _ := json.Marshal(map[string]any{"status": f.run.Status, "phase": f.run.Phase,
+			"progress": progressJSON(f.progress), "current": f.current})
+		return w.event("", "progress", string(b))
+	})
+}
+
+// pageRunEvents streams HTML fragments for the run page: "log" appends the
+// new entries in one swap, "progress" replaces the progress panel.
+func (h *Handler) pageRunEvents(c echo.Context) error {
+	return h.streamRun(c, func(w *sseWriter, f *runFrame, progressChanged bool) error {
+		if len(f.logs) > 0 {
+			var b bytes.Buffer
+			if err := views.LogEntries(f.logs).Render(c.Request().Context(), &b); err != nil {
+				return err
+			}
+			if err := w.event(strconv.FormatInt(f.logs[len(f.logs)-1].ID, 10), "log", b.String()); err != nil {
+				return err
+			}
+		}
+		if !progressChanged {
+			return nil
+		}
+		var b bytes.Buffer
+		if err := views.RunProgress(progressView(f.run, f.progress, f.current)).Render(c.Request().Context(), &b); err != nil {
+			return err
+		}
+		return w.event("", "progress", b.String())
+	})
+}

@@ -1,0 +1,189 @@
+// Package handlers serves Tribunal's HTML pages (templ + HTMX) and its JSON
+// API. Handlers parse input, call the store or the engine, and render.
+package handlers
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"mime"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+
+	"github.com/a-h/templ"
+	"github.com/labstack/echo/v4"
+
+	"tribunal/engine"
+	"tribunal/llm"
+	"tribunal/store"
+	"tribunal/views"
+)
+
+// Handler holds what every handler needs.
+type Handler struct {
+	store  *store.Store
+	engine *engine.Engine
+	log    *slog.Logger
+}
+
+// New wires the handlers and registers their routes on a new Echo.
+func New(st *store.Store, eng *engine.Engine, logger *slog.Logger) *echo.Echo {
+	h := &Handler{store: st, engine: eng, log: logger}
+	e := echo.New()
+	e.HideBanner, e.HidePort = true, true
+	e.HTTPErrorHandler = h.handleError
+	h.routes(e)
+	return e
+}
+
+// render writes a templ component with a status code.
+func render(c echo.Context, status int, comp templ.Component) error {
+	c.Response().Header().Set(echo.HeaderContentType, echo.MIMETextHTMLCharsetUTF8)
+	c.Response().WriteHeader(status)
+	return comp.Render(c.Request().Context(), c.Response())
+}
+
+func isAPI(c echo.Context) bool { return strings.HasPrefix(c.Request().URL.Path, "/api/") }
+
+func isHTMX(c echo.Context) bool { return c.Request().Header.Get("HX-Request") == "true" }
+
+// badRequest is a 400 whose message is safe to show.
+func badRequest(format string, args ...any) error {
+	return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf(format, args...))
+}
+
+// statusOf maps an error to its HTTP status and the message a user may see.
+func statusOf(err error) (int, string) {
+	var he *echo.HTTPError
+	var ve *store.ValidationError
+	var le *llm.Error
+	var nf *store.NotFoundError
+	var ce *store.ConflictError
+	switch {
+	case errors.As(err, &he):
+		return he.Code, fmt.Sprint(he.Message)
+	case errors.As(err, &ve):
+		return http.StatusUnprocessableEntity, ve.Error()
+	case errors.As(err, &nf):
+		return http.StatusNotFound, nf.Error()
+	case errors.As(err, &ce):
+		return http.StatusConflict, ce.Error()
+	case errors.As(err, &le):
+		return http.StatusBadGateway, "provider: " + le.Error()
+	}
+	return http.StatusInternalServerError, "internal error"
+}
+
+// handleError is the one place errors become responses: JSON {"error"} for
+// the API, an error page or an HTMX fragment for the UI. 5xx are logged once.
+func (h *Handler) handleError(err error, c echo.Context) {
+	if c.Response().Committed {
+		return
+	}
+	status, msg := statusOf(err)
+	if status >= 500 {
+		h.log.ErrorContext(c.Request().Context(), "request failed", "method", c.Request().Method,
+			"path", c.Request().URL.Path, "status", status, "err", err)
+	}
+	if isAPI(c) {
+		if c.Request().Method == http.MethodHead {
+			c.NoContent(status)
+			return
+		}
+		c.JSON(status, map[string]string{"error": msg})
+		return
+	}
+	if isHTMX(c) {
+		// Let HTMX swap the message into the page's error box.
+		c.Response().Header().Set("HX-Retarget", "#flash")
+		c.Response().Header().Set("HX-Reswap", "innerHTML")
+		render(c, status, views.FlashError(msg))
+		return
+	}
+	render(c, status, views.ErrorPage(status, msg))
+}
+
+// bindJSON decodes a JSON body strictly: JSON only, known fields only, one value.
+func bindJSON(c echo.Context, dst any) error {
+	ct, _, _ := mime.ParseMediaType(c.Request().Header.Get(echo.HeaderContentType))
+	if ct != echo.MIMEApplicationJSON {
+		return echo.NewHTTPError(http.StatusUnsupportedMediaType, "the body must be JSON (Content-Type: application/json)")
+	}
+	dec := json.NewDecoder(io.LimitReader(c.Request().Body, 8<<20))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(dst); err != nil {
+		var se *json.SyntaxError
+		var te *json.UnmarshalTypeError
+		switch {
+		case errors.Is(err, io.EOF):
+			return badRequest("the body is empty; send a JSON object")
+		case errors.As(err, &se):
+			return badRequest("malformed JSON at byte %d: %v", se.Offset, err)
+		case errors.As(err, &te):
+			return badRequest("field %q: expected %s, got a JSON %s", te.Field, te.Type, te.Value)
+		case strings.HasPrefix(err.Error(), "json: unknown field"):
+			return badRequest("unknown field %s", strings.TrimPrefix(err.Error(), "json: unknown field "))
+		}
+		return badRequest("malformed JSON: %v", err)
+	}
+	if dec.More() {
+		return badRequest("the body holds more than one JSON value")
+	}
+	return nil
+}
+
+// pathID reads a numeric path parameter.
+func pathID(c echo.Context, name string) (int64, error) {
+	id, err := strconv.ParseInt(c.Param(name), 10, 64)
+	if err != nil || id <= 0 {
+		return 0, echo.NewHTTPError(http.StatusNotFound, fmt.Sprintf("no such %s: %q", name, c.Param(name)))
+	}
+	return id, nil
+}
+
+// queryInt reads an optional positive integer query parameter.
+func queryInt(c echo.Context, name string) (int, error) {
+	v := c.QueryParam(name)
+	if v == "" {
+		return 0, nil
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 0 {
+		return 0, badRequest("query parameter %s must be a positive integer, got %q", name, v)
+	}
+	return n, nil
+}
+
+// sameOrigin refuses state-changing requests sent by another site: a browser
+// always sends Origin (or Sec-Fetch-Site) on them, while scripts and CLIs send
+// neither and need no token.
+func sameOrigin(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		r := c.Request()
+		switch r.Method {
+		case http.MethodGet, http.MethodHead, http.MethodOptions:
+			return next(c)
+		}
+		if origin := r.Header.Get("Origin"); origin != "" && origin != "null" {
+			u, err := url.Parse(origin)
+			if err != nil || u.Host != r.Host {
+				return echo.NewHTTPError(http.StatusForbidden, "cross-origin request refused (Origin "+origin+")")
+			}
+			return next(c)
+		}
+		if origin := r.Header.Get("Origin"); origin == "null" || r.Header.Get("Sec-Fetch-Site") == "cross-site" {
+			return echo.NewHTTPError(http.StatusForbidden, "cross-site request refused")
+		}
+		return next(c)
+	}
+}
+
+// withoutCancel keeps work going when a client disconnects mid-write.
+func withoutCancel(c echo.Context) context.Context {
+	return context.WithoutCancel(c.Request().Context())
+}

@@ -1,0 +1,733 @@
+package handlers
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/labstack/echo/v4"
+
+	"tribunal/store"
+	"tribunal/views"
+)
+
+// redirect sends the browser on after a successful form post: HTMX follows
+// HX-Redirect, a plain form follows 303 See Other.
+func redirect(c echo.Context, to string) error {
+	if isHTMX(c) {
+		c.Response().Header().Set("HX-Redirect", to)
+		return c.NoContent(http.StatusOK)
+	}
+	return c.Redirect(http.StatusSeeOther, to)
+}
+
+// formProblem returns the status and message for re-showing a form, or
+// ok=false when err is not the user's to fix.
+func formProblem(err error) (status int, msg string, ok bool) {
+	status, msg = statusOf(err)
+	switch status {
+	case http.StatusBadRequest, http.StatusUnprocessableEntity, http.StatusConflict:
+		return status, msg, true
+	}
+	return 0, "", false
+}
+
+func formInt(c echo.Context, field string) (int, error) {
+	v := strings.TrimSpace(c.FormValue(field))
+	if v == "" {
+		return 0, nil
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil {
+		return 0, &store.ValidationError{Field: field, Message: fmt.Sprintf("must be a whole number, got %q", v)}
+	}
+	return n, nil
+}
+
+// ---- providers ----
+
+func (h *Handler) showProviders(c echo.Context) error {
+	return h.renderProviders(c, http.StatusOK, views.ProviderForm{Input: store.ProviderInput{Type: store.ProviderOllama}})
+}
+
+func (h *Handler) renderProviders(c echo.Context, status int, form views.ProviderForm) error {
+	ps, err := h.store.Providers(c.Request().Context())
+	if err != nil {
+		return err
+	}
+	return render(c, status, views.ProvidersPage(ps, form))
+}
+
+func providerForm(c echo.Context) (store.ProviderInput, error) {
+	in := store.ProviderInput{
+		Name: c.FormValue("name"), Type: store.ProviderType(c.FormValue("type")), BaseURL: c.FormValue("base_url"),
+		ModelsEndpoint: c.FormValue("models_endpoint"), InferenceEndpoint: c.FormValue("inference_endpoint"),
+	}
+	var err error
+	if in.Concurrency, err = formInt(c, "concurrency"); err != nil {
+		return in, err
+	}
+	if in.RequestsPerMinute, err = formInt(c, "requests_per_minute"); err != nil {
+		return in, err
+	}
+	if in.TimeoutSeconds, err = formInt(c, "timeout_seconds"); err != nil {
+		return in, err
+	}
+	form, err := c.FormParams()
+	if err != nil {
+		return in, badRequest("unreadable form: %v", err)
+	}
+	keys, values, secrets := form["header_key"], form["header_value"], form["header_secret"]
+	for i, k := range keys {
+		if strings.TrimSpace(k) == "" {
+			continue // an empty row the user added and left
+		}
+		hd := store.Header{Key: k}
+		if i < len(values) {
+			hd.Value = values[i]
+		}
+		hd.IsSecret = i >= len(secrets) || secrets[i] != "plain"
+		in.Headers = append(in.Headers, hd)
+	}
+	return in, nil
+}
+
+func (h *Handler) createProvider(c echo.Context) error {
+	in, err := providerForm(c)
+	if err == nil {
+		_, err = h.store.CreateProvider(withoutCancel(c), in)
+	}
+	if err != nil {
+		if status, msg, ok := formProblem(err); ok {
+			return h.renderProviders(c, status, views.ProviderForm{Input: in, Error: msg})
+		}
+		return err
+	}
+	return redirect(c, "/providers")
+}
+
+func (h *Handler) editProvider(c echo.Context) error {
+	id, err := pathID(c, "provider")
+	if err != nil {
+		return err
+	}
+	p, err := h.store.Provider(c.Request().Context(), id)
+	if err != nil {
+		return err
+	}
+	in := store.ProviderInput{Name: p.Name, Type: p.Type, BaseURL: p.BaseURL, ModelsEndpoint: p.ModelsEndpoint,
+		InferenceEndpoint: p.InferenceEndpoint, Concurrency: p.Concurrency, RequestsPerMinute: p.RequestsPerMinute,
+		TimeoutSeconds: p.TimeoutSeconds, Headers: p.Headers}
+	return render(c, http.StatusOK, views.ProviderEditPage(views.ProviderForm{ID: id, Input: in}))
+}
+
+func (h *Handler) updateProvider(c echo.Context) error {
+	id, err := pathID(c, "provider")
+	if err != nil {
+		return err
+	}
+	in, err := providerForm(c)
+	if err == nil {
+		_, err = h.store.UpdateProvider(withoutCancel(c), id, in)
+	}
+	if err != nil {
+		if status, msg, ok := formProblem(err); ok {
+			return render(c, status, views.ProviderEditPage(views.ProviderForm{ID: id, Input: in, Error: msg}))
+		}
+		return err
+	}
+	return redirect(c, "/providers")
+}
+
+func (h *Handler) deleteProvider(c echo.Context) error {
+	id, err := pathID(c, "provider")
+	if err != nil {
+		return err
+	}
+	if err := h.store.DeleteProvider(withoutCancel(c), id); err != nil {
+		return err
+	}
+	return redirect(c, "/providers")
+}
+
+func (h *Handler) providerHeaderRow(c echo.Context) error {
+	return render(c, http.StatusOK, views.HeaderRow(store.Header{IsSecret: true}))
+}
+
+func (h *Handler) testProviderPage(c echo.Context) error {
+	id, err := pathID(c, "provider")
+	if err != nil {
+		return err
+	}
+	res, err := h.testProvider(c, id)
+	if err != nil {
+		return err
+	}
+	return render(c, http.StatusOK, views.ProviderTestResult(res.OK, res.Message, res.LatencyMs))
+}
+
+// providerModels lists a provider's model ids.
+func (h *Handler) providerModels(c echo.Context, id int64) ([]modelJSON, error) {
+	p, err := h.store.ProviderWithSecrets(c.Request().Context(), id)
+	if err != nil {
+		return nil, err
+	}
+	models, err := h.engine.Client(p).Models(c.Request().Context())
+	if err != nil {
+		return nil, err
+	}
+	out := make([]modelJSON, len(models))
+	for i, m := range models {
+		out[i] = modelJSON{ID: m.ID, OwnedBy: m.OwnedBy}
+	}
+	return out, nil
+}
+
+type modelJSON struct {
+	ID      string `json:"id"`
+	OwnedBy string `json:"owned_by,omitempty"`
+}
+
+// modelOptions feeds a model picker's datalist; a provider that cannot list
+// its models still leaves the field open for typing.
+func (h *Handler) modelOptions(c echo.Context) error {
+	list := c.QueryParam("list")
+	if list == "" {
+		list = "models"
+	}
+	id, err := strconv.ParseInt(c.QueryParam(c.QueryParam("field")), 10, 64)
+	if err != nil {
+		for _, k := range []string{"judge_provider_id", "target_provider_id", "provider_id"} {
+			if v := c.QueryParam(k); v != "" {
+				id, err = strconv.ParseInt(v, 10, 64)
+				break
+			}
+		}
+	}
+	if err != nil || id <= 0 {
+		return render(c, http.StatusOK, views.ModelOptions(list, nil, ""))
+	}
+	models, err := h.providerModels(c, id)
+	ids := make([]string, len(models))
+	for i, m := range models {
+		ids[i] = m.ID
+	}
+	msg := ""
+	if err != nil {
+		if _, m := statusOf(err); m != "internal error" {
+			msg = m
+		} else {
+			return err
+		}
+	}
+	return render(c, http.StatusOK, views.ModelOptions(list, ids, msg))
+}
+
+// ---- tasks ----
+
+func (h *Handler) tasksList(c echo.Context) (views.TasksList, error) {
+	f, err := h.taskFilter(c)
+	if err != nil {
+		return views.TasksList{}, err
+	}
+	page, err := h.store.Tasks(c.Request().Context(), f)
+	if err != nil {
+		return views.TasksList{}, err
+	}
+	cats, err := h.store.TaskCategories(c.Request().Context())
+	if err != nil {
+		return views.TasksList{}, err
+	}
+	return views.TasksList{Query: f.Query, Category: f.Category, Categories: cats, Page: page}, nil
+}
+
+func (h *Handler) showTasks(c echo.Context) error {
+	return h.renderTasks(c, http.StatusOK, views.TaskForm{})
+}
+
+func (h *Handler) renderTasks(c echo.Context, status int, form views.TaskForm) error {
+	l, err := h.tasksList(c)
+	if err != nil {
+		return err
+	}
+	return render(c, status, views.TasksPage(l, form))
+}
+
+func taskForm(c echo.Context) store.TaskInput {
+	return store.TaskInput{TaskKey: c.FormValue("task_id"), Category: c.FormValue("category"),
+		Subcategory: c.FormValue("subcategory"), Question: c.FormValue("question"), Excellent: c.FormValue("excellent"),
+		Good: c.FormValue("good"), Pass: c.FormValue("pass"), IncorrectAnswerDirection: c.FormValue("incorrect_answer_direction")}
+}
+
+func (h *Handler) createTask(c echo.Context) error {
+	in := taskForm(c)
+	if _, err := h.store.CreateTask(withoutCancel(c), in); err != nil {
+		if status, msg, ok := formProblem(err); ok {
+			return h.renderTasks(c, status, views.TaskForm{Input: in, Error: msg})
+		}
+		return err
+	}
+	return redirect(c, "/tasks")
+}
+
+func (h *Handler) editTask(c echo.Context) error {
+	id, err := pathID(c, "task")
+	if err != nil {
+		return err
+	}
+	t, err := h.store.Task(c.Request().Context(), id)
+	if err != nil {
+		return err
+	}
+	in := store.TaskInput{TaskKey: t.TaskKey, Category: t.Category, Subcategory: t.Subcategory, Question: t.Question,
+		Excellent: t.Excellent, Good: t.Good, Pass: t.Pass, IncorrectAnswerDirection: t.IncorrectAnswerDirection}
+	return render(c, http.StatusOK, views.TaskEditPage(views.TaskForm{ID: id, Input: in}))
+}
+
+func (h *Handler) updateTask(c echo.Context) error {
+	id, err := pathID(c, "task")
+	if err != nil {
+		return err
+	}
+	in := taskForm(c)
+	if _, err := h.store.UpdateTask(withoutCancel(c), id, in); err != nil {
+		if status, msg, ok := formProblem(err); ok {
+			return render(c, status, views.TaskEditPage(views.TaskForm{ID: id, Input: in, Error: msg}))
+		}
+		return err
+	}
+	return redirect(c, "/tasks")
+}
+
+func (h *Handler) deleteTask(c echo.Context) error {
+	id, err := pathID(c, "task")
+	if err != nil {
+		return err
+	}
+	if err := h.store.DeleteTask(withoutCancel(c), id); err != nil {
+		return err
+	}
+	return redirect(c, "/tasks")
+}
+
+// ---- collections ----
+
+func (h *Handler) showCollections(c echo.Context) error {
+	return h.renderCollections(c, http.StatusOK, views.CollectionForm{})
+}
+
+func (h *Handler) renderCollections(c echo.Context, status int, form views.CollectionForm) error {
+	cs, err := h.store.Collections(c.Request().Context())
+	if err != nil {
+		return err
+	}
+	return render(c, status, views.CollectionsPage(cs, form))
+}
+
+func (h *Handler) createCollection(c echo.Context) error {
+	in := store.CollectionInput{Name: c.FormValue("name"), Description: c.FormValue("description")}
+	col, err := h.store.CreateCollection(withoutCancel(c), in)
+	if err != nil {
+		if status, msg, ok := formProblem(err); ok {
+			return h.renderCollections(c, status, views.CollectionForm{Name: in.Name, Desc: in.Description, Error: msg})
+		}
+		return err
+	}
+	return redirect(c, fmt.Sprintf("/collections/%d", col.ID))
+}
+
+func (h *Handler) taskPicker(c echo.Context, id int64) (views.TaskPicker, error) {
+	page, err := queryInt(c, "page")
+	if err != nil {
+		return views.TaskPicker{}, err
+	}
+	q := c.QueryParam("q")
+	tasks, err := h.store.Tasks(c.Request().Context(), store.TaskFilter{Query: q, Page: page, PerPage: 50})
+	if err != nil {
+		return views.TaskPicker{}, err
+	}
+	ids := make([]int64, len(tasks.Items))
+	for i, t := range tasks.Items {
+		ids[i] = t.ID
+	}
+	member, err := h.store.CollectionMembers(c.Request().Context(), id, ids)
+	if err != nil {
+		return views.TaskPicker{}, err
+	}
+	return views.TaskPicker{CollectionID: id, Query: q, Page: tasks, Member: member}, nil
+}
+
+func (h *Handler) showCollection(c echo.Context) error {
+	return h.renderCollection(c, http.StatusOK, "")
+}
+
+func (h *Handler) renderCollection(c echo.Context, status int, formErr string) error {
+	id, err := pathID(c, "collection")
+	if err != nil {
+		return err
+	}
+	col, err := h.store.Collection(c.Request().Context(), id)
+	if err != nil {
+		return err
+	}
+	picker, err := h.taskPicker(c, id)
+	if err != nil {
+		return err
+	}
+	form := views.CollectionForm{ID: id, Name: col.Name, Desc: col.Description, Error: formErr}
+	if formErr != "" {
+		form.Name, form.Desc = c.FormValue("name"), c.FormValue("description")
+	}
+	return render(c, status, views.CollectionPage(col, form, picker))
+}
+
+func (h *Handler) collectionPicker(c echo.Context) error {
+	id, err := pathID(c, "collection")
+	if err != nil {
+		return err
+	}
+	picker, err := h.taskPicker(c, id)
+	if err != nil {
+		return err
+	}
+	return render(c, http.StatusOK, views.TaskPickerView(picker))
+}
+
+func (h *Handler) renameCollection(c echo.Context) error {
+	id, err := pathID(c, "collection")
+	if err != nil {
+		return err
+	}
+	in := store.CollectionInput{Name: c.FormValue("name"), Description: c.FormValue("description")}
+	if _, err := h.store.UpdateCollection(withoutCancel(c), id, in); err != nil {
+		if status, msg, ok := formProblem(err); ok {
+			return h.renderCollection(c, status, msg)
+		}
+		return err
+	}
+	return redirect(c, fmt.Sprintf("/collections/%d", id))
+}
+
+// toggleCollectionTask adds the task when its checkbox is ticked (the form
+// carries member=1) and removes it otherwise; it answers the new count.
+func (h *Handler) toggleCollectionTask(c echo.Context) error {
+	id, err := pathID(c, "collection")
+	if err != nil {
+		return err
+	}
+	taskID, err := pathID(c, "task")
+	if err != nil {
+		return err
+	}
+	ref := []store.TaskRef{{ID: taskID}}
+	var col *store.CollectionDetail
+	if c.FormValue("member") != "" {
+		col, err = h.store.PatchCollectionTasks(withoutCancel(c), id, ref, nil)
+	} else {
+		col, err = h.store.PatchCollectionTasks(withoutCancel(c), id, nil, ref)
+	}
+	if err != nil {
+		return err
+	}
+	return render(c, http.StatusOK, views.CollectionCount(col.ID, col.TaskCount))
+}
+
+func (h *Handler) deleteCollection(c echo.Context) error {
+	id, err := pathID(c, "collection")
+	if err != nil {
+		return err
+	}
+	if err := h.store.DeleteCollection(withoutCancel(c), id); err != nil {
+		return err
+	}
+	return redirect(c, "/collections")
+}
+
+// ---- runs ----
+
+func (h *Handler) showRuns(c echo.Context) error {
+	f, err := h.runFilter(c)
+	if err != nil {
+		return err
+	}
+	page, err := h.store.Runs(c.Request().Context(), f)
+	if err != nil {
+		return err
+	}
+	l := views.RunsList{Status: string(f.Status), Page: page.Page, Pages: page.Pages(), Total: page.Total}
+	for _, r := range page.Items {
+		prog, err := h.store.RunProgress(c.Request().Context(), r.ID)
+		if err != nil {
+			return err
+		}
+		l.Rows = append(l.Rows, views.RunRow{Run: r, Progress: prog})
+	}
+	return render(c, http.StatusOK, views.RunsPage(l))
+}
+
+func (h *Handler) newRunForm(c echo.Context, f views.NewRunForm) (views.NewRunForm, error) {
+	ctx := c.Request().Context()
+	var err error
+	if f.Providers, err = h.store.Providers(ctx); err != nil {
+		return f, err
+	}
+	if f.Collections, err = h.store.Collections(ctx); err != nil {
+		return f, err
+	}
+	active, err := h.store.Runs(ctx, store.RunFilter{PerPage: 1, Status: store.RunRunning})
+	if err != nil {
+		return f, err
+	}
+	for _, st := range store.ActiveRunStatuses {
+		if f.Active != nil {
+			break
+		}
+		if active, err = h.store.Runs(ctx, store.RunFilter{PerPage: 1, Status: st}); err != nil {
+			return f, err
+		}
+		if len(active.Items) > 0 {
+			f.Active = &active.Items[0]
+		}
+	}
+	if len(f.Targets) == 0 {
+		f.Targets = []views.ModelChoice{{}}
+	}
+	return f, nil
+}
+
+func (h *Handler) newRun(c echo.Context) error {
+	f, err := h.newRunForm(c, views.NewRunForm{})
+	if err != nil {
+		return err
+	}
+	return render(c, http.StatusOK, views.NewRunPage(f))
+}
+
+func (h *Handler) newRunTarget(c echo.Context) error {
+	i, err := queryInt(c, "i")
+	if err != nil {
+		return err
+	}
+	ps, err := h.store.Providers(c.Request().Context())
+	if err != nil {
+		return err
+	}
+	return render(c, http.StatusOK, views.ModelPicker("target", i, ps, views.ModelChoice{}))
+}
+
+// runFormInput reads the new-run form; picks that cannot be parsed stay in
+// the returned form so the page can show them again.
+func runFormInput(c echo.Context) (store.RunInput, views.NewRunForm, error) {
+	form, err := c.FormParams()
+	if err != nil {
+		return store.RunInput{}, views.NewRunForm{}, badRequest("unreadable form: %v", err)
+	}
+	f := views.NewRunForm{Name: form.Get("name"), Selected: map[int64]bool{}}
+	in := store.RunInput{Name: form.Get("name"), TriggeredBy: "MANUAL"}
+	parseID := func(field, v string) (int64, error) {
+		if strings.TrimSpace(v) == "" {
+			return 0, nil
+		}
+		id, err := strconv.ParseInt(v, 10, 64)
+		if err != nil {
+			return 0, &store.ValidationError{Field: field, Message: "is not a valid id"}
+		}
+		return id, nil
+	}
+	var firstErr error
+	keep := func(err error) {
+		if firstErr == nil {
+			firstErr = err
+		}
+	}
+	jid, err := parseID("judge", form.Get("judge_provider_id"))
+	keep(err)
+	f.Judge = views.ModelChoice{ProviderID: jid, Model: form.Get("judge_model")}
+	in.Judge = &store.ModelRef{ProviderID: jid, Model: form.Get("judge_model")}
+	providers, models := form["target_provider_id"], form["target_model"]
+	for i := range max(len(providers), len(models)) {
+		var pv, mv string
+		if i < len(providers) {
+			pv = providers[i]
+		}
+		if i < len(models) {
+			mv = models[i]
+		}
+		if strings.TrimSpace(pv) == "" && strings.TrimSpace(mv) == "" {
+			continue
+		}
+		pid, err := parseID(fmt.Sprintf("targets[%d]", i), pv)
+		keep(err)
+		f.Targets = append(f.Targets, views.ModelChoice{ProviderID: pid, Model: mv})
+		in.Targets = append(in.Targets, store.ModelRef{ProviderID: pid, Model: mv})
+	}
+	for _, v := range form["collection_ids"] {
+		id, err := parseID("collection_ids", v)
+		keep(err)
+		if id > 0 {
+			f.Selected[id] = true
+			in.CollectionIDs = append(in.CollectionIDs, id)
+		}
+	}
+	return in, f, firstErr
+}
+
+func (h *Handler) createRunForm(c echo.Context) error {
+	in, f, err := runFormInput(c)
+	var run *store.Run
+	if err == nil {
+		run, err = h.engine.StartRun(withoutCancel(c), in)
+	}
+	if err != nil {
+		status, msg, ok := formProblem(err)
+		if !ok {
+			return err
+		}
+		f.Error = msg
+		if f, err = h.newRunForm(c, f); err != nil {
+			return err
+		}
+		return render(c, status, views.NewRunPage(f))
+	}
+	return redirect(c, fmt.Sprintf("/runs/%d", run.ID))
+}
+
+func progressView(run *store.Run, p store.Progress, cur *store.CurrentWork) views.ProgressView {
+	return views.ProgressView{RunID: run.ID, Status: string(run.Status), Phase: string(run.Phase), Total: p.Total,
+		Done: p.Done(), Benchmarked: p.Benchmarked(), Completed: p.Count(store.ItemCompleted),
+		Failed: p.Count(store.ItemFailed), Percent: p.Percent(), Current: cur, Elapsed: elapsed(run).String(), Error: run.Error}
+}
+
+func (h *Handler) progressOf(c echo.Context, run *store.Run) (views.ProgressView, error) {
+	prog, err := h.store.RunProgress(c.Request().Context(), run.ID)
+	if err != nil {
+		return views.ProgressView{}, err
+	}
+	cur, err := h.store.RunCurrent(c.Request().Context(), run.ID)
+	if err != nil {
+		return views.ProgressView{}, err
+	}
+	return progressView(run, prog, cur), nil
+}
+
+const perTaskLimit = 200
+
+func (h *Handler) showRun(c echo.Context) error {
+	id, err := pathID(c, "run")
+	if err != nil {
+		return err
+	}
+	ctx := c.Request().Context()
+	run, err := h.store.Run(ctx, id)
+	if err != nil {
+		return err
+	}
+	d := views.RunPageData{Run: run}
+	if d.Progress, err = h.progressOf(c, run); err != nil {
+		return err
+	}
+	if d.Logs, err = h.store.LastRunLogs(ctx, id, 200); err != nil {
+		return err
+	}
+	sum, err := h.store.RunSummary(ctx, id)
+	if err != nil {
+		return err
+	}
+	d.Results = views.RunResultsView{RunID: id, Summary: sum, TaskLimit: perTaskLimit}
+	if d.Items, err = h.itemsTable(c, run); err != nil {
+		return err
+	}
+	return render(c, http.StatusOK, views.RunPage(d))
+}
+
+func (h *Handler) itemsTable(c echo.Context, run *store.Run) (views.ItemsTable, error) {
+	f, err := h.itemFilter(c)
+	if err != nil {
+		return views.ItemsTable{}, err
+	}
+	page, err := h.store.RunItems(c.Request().Context(), run.ID, f)
+	if err != nil {
+		return views.ItemsTable{}, err
+	}
+	t := views.ItemsTable{RunID: run.ID, Status: string(f.Status), Model: f.Model, Page: page}
+	seen := map[string]bool{}
+	for _, tg := range run.Targets {
+		if !seen[tg.Model] {
+			seen[tg.Model] = true
+			t.Models = append(t.Models, tg.Model)
+		}
+	}
+	return t, nil
+}
+
+func (h *Handler) runItemsPartial(c echo.Context) error {
+	id, err := pathID(c, "run")
+	if err != nil {
+		return err
+	}
+	run, err := h.store.Run(c.Request().Context(), id)
+	if err != nil {
+		return err
+	}
+	t, err := h.itemsTable(c, run)
+	if err != nil {
+		return err
+	}
+	return render(c, http.StatusOK, views.ItemsTableView(t))
+}
+
+func (h *Handler) runResultsPartial(c echo.Context) error {
+	id, err := pathID(c, "run")
+	if err != nil {
+		return err
+	}
+	sum, err := h.store.RunSummary(c.Request().Context(), id)
+	if err != nil {
+		return err
+	}
+	return render(c, http.StatusOK, views.RunResults(views.RunResultsView{RunID: id, Summary: sum, TaskLimit: perTaskLimit}))
+}
+
+// runActionPage pauses, resumes or cancels, answering the new progress panel.
+func (h *Handler) runActionPage(c echo.Context) error {
+	id, err := pathID(c, "run")
+	if err != nil {
+		return err
+	}
+	run, err := h.runAction(c, id, c.Param("action"))
+	if err != nil && !errors.Is(err, store.ErrConflict) {
+		return err
+	}
+	if run == nil {
+		return err
+	}
+	p, perr := h.progressOf(c, run)
+	if perr != nil {
+		return perr
+	}
+	if err != nil {
+		p.Error = err.Error()
+	}
+	return render(c, http.StatusOK, views.RunProgress(p))
+}
+
+func (h *Handler) deleteRunPage(c echo.Context) error {
+	id, err := pathID(c, "run")
+	if err != nil {
+		return err
+	}
+	if err := h.store.DeleteRun(withoutCancel(c), id); err != nil {
+		return err
+	}
+	h.engine.Broker().Publish(id)
+	return redirect(c, "/runs")
+}
+
+func plural(n int, word string) string {
+	if n == 1 {
+		return "1 " + word
+	}
+	return strconv.Itoa(n) + " " + word + "s"
+}

@@ -1,0 +1,172 @@
+// Command tribunal benchmarks LLMs on your own tasks: `tribunal` serves the
+// web UI and runs the engine; `tribunal worker` runs only the engine.
+package main
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"sync"
+	"syscall"
+	"time"
+
+	"tribunal/engine"
+	"tribunal/handlers"
+	"tribunal/secret"
+	"tribunal/store"
+)
+
+// Config is everything read from flags and the environment, once.
+type Config struct {
+	Addr        string
+	DataDir     string
+	DatabaseURL string
+	MasterKey   string
+	OllamaURL   string
+	LMStudioURL string
+	WorkerOnly  bool
+	LogLevel    slog.Level
+}
+
+func main() {
+	if err := run(os.Args[1:]); err != nil {
+		fmt.Fprintln(os.Stderr, "tribunal:", err)
+		os.Exit(1)
+	}
+}
+
+func parseConfig(args []string) (Config, error) {
+	cfg := Config{}
+	if len(args) > 0 {
+		switch args[0] {
+		case "serve":
+			args = args[1:]
+		case "worker":
+			cfg.WorkerOnly = true
+			args = args[1:]
+		}
+	}
+	fs := flag.NewFlagSet("tribunal", flag.ContinueOnError)
+	fs.Usage = func() {
+		fmt.Fprint(fs.Output(), `Usage: tribunal [serve|worker] [flags]
+
+  serve   (default) web UI, JSON API and engine
+  worker  engine only: claims work from the shared PostgreSQL database
+
+Flags (each has an environment variable):
+`)
+		fs.PrintDefaults()
+	}
+	fs.StringVar(&cfg.Addr, "addr", cmp.Or(os.Getenv("TRIBUNAL_ADDR"), "127.0.0.1:8080"), "listen address (TRIBUNAL_ADDR)")
+	fs.StringVar(&cfg.DataDir, "data-dir", cmp.Or(os.Getenv("TRIBUNAL_DATA_DIR"), "data"), "directory of the embedded SQLite database and generated key (TRIBUNAL_DATA_DIR)")
+	fs.StringVar(&cfg.DatabaseURL, "database-url", os.Getenv("DATABASE_URL"), "postgres://… to use PostgreSQL instead of the embedded SQLite (DATABASE_URL)")
+	level := fs.String("log-level", cmp.Or(os.Getenv("TRIBUNAL_LOG_LEVEL"), "info"), "debug, info, warn or error (TRIBUNAL_LOG_LEVEL)")
+	if err := fs.Parse(args); err != nil {
+		return cfg, err
+	}
+	if fs.NArg() > 0 {
+		return cfg, fmt.Errorf("unexpected argument %q (see tribunal -h)", fs.Arg(0))
+	}
+	if err := cfg.LogLevel.UnmarshalText([]byte(*level)); err != nil {
+		return cfg, fmt.Errorf("--log-level: %w", err)
+	}
+	cfg.MasterKey = os.Getenv("TRIBUNAL_MASTER_KEY")
+	cfg.OllamaURL = cmp.Or(os.Getenv("OLLAMA_BASE_URL"), "http://127.0.0.1:11434")
+	cfg.LMStudioURL = cmp.Or(os.Getenv("LMSTUDIO_BASE_URL"), "http://127.0.0.1:1234")
+	return cfg, nil
+}
+
+// masterKey returns the key for secret headers: TRIBUNAL_MASTER_KEY, or on
+// SQLite a key generated once into the data dir.
+func masterKey(cfg Config, log *slog.Logger) (string, error) {
+	if cfg.MasterKey != "" {
+		return cfg.MasterKey, nil
+	}
+	if cfg.DatabaseURL != "" {
+		return "", errors.New("TRIBUNAL_MASTER_KEY must be set when using PostgreSQL (every process needs the same key)")
+	}
+	path := filepath.Join(cfg.DataDir, "master.key")
+	key, created, err := secret.LoadOrCreateKeyFile(path)
+	if err != nil {
+		return "", err
+	}
+	if created {
+		log.Warn("TRIBUNAL_MASTER_KEY is not set: generated a key for secret headers; back it up, or secrets cannot be read", "path", path)
+	}
+	return key, nil
+}
+
+func run(args []string) error {
+	cfg, err := parseConfig(args)
+	if errors.Is(err, flag.ErrHelp) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: cfg.LogLevel}))
+	slog.SetDefault(log)
+
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+
+	key, err := masterKey(cfg, log)
+	if err != nil {
+		return err
+	}
+	box, err := secret.NewBox(key)
+	if err != nil {
+		return err
+	}
+	st, err := store.Open(ctx, store.Config{DatabaseURL: cfg.DatabaseURL, DataDir: cfg.DataDir, Box: box, Logger: log})
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	log.Info("database ready", "dialect", st.Dialect())
+
+	eng := engine.New(engine.Config{}, st, engine.NewBroker(), log)
+	var wg sync.WaitGroup
+	engineCtx, stopEngine := context.WithCancel(context.Background())
+	defer stopEngine()
+	wg.Go(func() { eng.Run(engineCtx) })
+	defer wg.Wait()
+
+	if cfg.WorkerOnly {
+		log.Info("worker running; stop with Ctrl-C")
+		<-ctx.Done()
+		stopEngine()
+		return nil
+	}
+
+	if err := st.EnsureDefaultProviders(ctx, cfg.OllamaURL, cfg.LMStudioURL); err != nil {
+		return err
+	}
+	srv := &http.Server{Addr: cfg.Addr, Handler: handlers.New(st, eng, log), ReadHeaderTimeout: 10 * time.Second}
+	errc := make(chan error, 1)
+	go func() {
+		log.Info("Tribunal is up", "url", "http://"+cfg.Addr)
+		errc <- srv.ListenAndServe()
+	}()
+	select {
+	case err := <-errc:
+		stopEngine()
+		return fmt.Errorf("http server: %w", err)
+	case <-ctx.Done():
+	}
+	log.Info("shutting down")
+	shutdownCtx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := srv.Shutdown(shutdownCtx); err != nil {
+		log.Warn("http shutdown", "err", err)
+	}
+	stopEngine() // the call in flight is released back to its queue
+	return nil
+}
