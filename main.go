@@ -13,6 +13,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"strconv"
 	"sync"
 	"syscall"
 	"time"
@@ -33,6 +34,10 @@ type Config struct {
 	LMStudioURL string
 	WorkerOnly  bool
 	LogLevel    slog.Level
+	// MaxActiveRuns, MaxInFlight and Lease tune the engine.
+	MaxActiveRuns int
+	MaxInFlight   int
+	Lease         time.Duration
 }
 
 func main() {
@@ -67,12 +72,18 @@ Flags (each has an environment variable):
 	fs.StringVar(&cfg.Addr, "addr", cmp.Or(os.Getenv("TRIBUNAL_ADDR"), "127.0.0.1:8080"), "listen address (TRIBUNAL_ADDR)")
 	fs.StringVar(&cfg.DataDir, "data-dir", cmp.Or(os.Getenv("TRIBUNAL_DATA_DIR"), "data"), "directory of the embedded SQLite database and generated key (TRIBUNAL_DATA_DIR)")
 	fs.StringVar(&cfg.DatabaseURL, "database-url", os.Getenv("DATABASE_URL"), "postgres://… to use PostgreSQL instead of the embedded SQLite (DATABASE_URL)")
+	fs.IntVar(&cfg.MaxActiveRuns, "max-active-runs", envInt("TRIBUNAL_MAX_ACTIVE_RUNS", 1), "how many runs may be active at once (TRIBUNAL_MAX_ACTIVE_RUNS)")
+	fs.IntVar(&cfg.MaxInFlight, "max-in-flight", envInt("TRIBUNAL_MAX_IN_FLIGHT", 64), "provider calls this process makes at once, at most (TRIBUNAL_MAX_IN_FLIGHT)")
+	fs.DurationVar(&cfg.Lease, "lease", envDuration("TRIBUNAL_LEASE", 30*time.Second), "how long a dead worker's items stay claimed before others take them (TRIBUNAL_LEASE)")
 	level := fs.String("log-level", cmp.Or(os.Getenv("TRIBUNAL_LOG_LEVEL"), "info"), "debug, info, warn or error (TRIBUNAL_LOG_LEVEL)")
 	if err := fs.Parse(args); err != nil {
 		return cfg, err
 	}
 	if fs.NArg() > 0 {
 		return cfg, fmt.Errorf("unexpected argument %q (see tribunal -h)", fs.Arg(0))
+	}
+	if cfg.MaxActiveRuns < 1 || cfg.MaxInFlight < 1 || cfg.Lease < time.Second {
+		return cfg, errors.New("--max-active-runs and --max-in-flight must be at least 1, --lease at least 1s")
 	}
 	if err := cfg.LogLevel.UnmarshalText([]byte(*level)); err != nil {
 		return cfg, fmt.Errorf("--log-level: %w", err)
@@ -81,6 +92,20 @@ Flags (each has an environment variable):
 	cfg.OllamaURL = cmp.Or(os.Getenv("OLLAMA_BASE_URL"), "http://127.0.0.1:11434")
 	cfg.LMStudioURL = cmp.Or(os.Getenv("LMSTUDIO_BASE_URL"), "http://127.0.0.1:1234")
 	return cfg, nil
+}
+
+func envInt(name string, def int) int {
+	if v, err := strconv.Atoi(os.Getenv(name)); err == nil {
+		return v
+	}
+	return def
+}
+
+func envDuration(name string, def time.Duration) time.Duration {
+	if v, err := time.ParseDuration(os.Getenv(name)); err == nil {
+		return v
+	}
+	return def
 }
 
 // masterKey returns the key for secret headers: TRIBUNAL_MASTER_KEY, or on
@@ -125,14 +150,16 @@ func run(args []string) error {
 	if err != nil {
 		return err
 	}
-	st, err := store.Open(ctx, store.Config{DatabaseURL: cfg.DatabaseURL, DataDir: cfg.DataDir, Box: box, Logger: log})
+	st, err := store.Open(ctx, store.Config{DatabaseURL: cfg.DatabaseURL, DataDir: cfg.DataDir, Box: box, Logger: log,
+		MaxActiveRuns: cfg.MaxActiveRuns})
 	if err != nil {
 		return err
 	}
 	defer st.Close()
 	log.Info("database ready", "dialect", st.Dialect())
 
-	eng := engine.New(engine.Config{}, st, engine.NewBroker(), log)
+	broker := engine.NewBroker()
+	eng := engine.New(engine.Config{MaxInFlight: cfg.MaxInFlight, Lease: cfg.Lease}, st, broker, log)
 	var wg sync.WaitGroup
 	engineCtx, stopEngine := context.WithCancel(context.Background())
 	defer stopEngine()
@@ -149,6 +176,10 @@ func run(args []string) error {
 	if err := st.EnsureDefaultProviders(ctx, cfg.OllamaURL, cfg.LMStudioURL); err != nil {
 		return err
 	}
+	// Live pages follow work done by worker processes too (PostgreSQL LISTEN).
+	wg.Go(func() {
+		st.ListenRuns(engineCtx, broker.Publish, func(err error) { log.Warn("listen for run changes", "err", err) })
+	})
 	srv := &http.Server{Addr: cfg.Addr, Handler: handlers.New(st, eng, log), ReadHeaderTimeout: 10 * time.Second}
 	errc := make(chan error, 1)
 	go func() {

@@ -69,3 +69,16 @@ func (e *Engine) transition(ctx context.Context, id int64, to store.RunStatus, m
 	e.logRun(ctx, id, store.LogInfo, "run", msg, "")
 	return run, nil
 }
+
+// RetryJudging sends the items whose judging failed back to the judge.
+func (e *Engine) RetryJudging(ctx context.Context, id int64) (int64, error) {
+	n, err := e.store.RetryJudging(ctx, id)
+	if err != nil {
+		return 0, err
+	}
+	if n > 0 {
+		e.logRun(ctx, id, store.LogInfo, "run", fmt.Sprintf("Retrying judging of %d failed item(s)", n), "")
+		e.Wake()
+	}
+	return n, nil
+}

@@ -12,6 +12,8 @@ import (
 	"sync"
 	"time"
 
+	"golang.org/x/time/rate"
+
 	"tribunal/llm"
 	"tribunal/store"
 )
@@ -23,30 +25,44 @@ const WarmupPrompt = "Hello, World!"
 type Config struct {
 	// WorkerID names this process in item leases.
 	WorkerID string
-	// PollInterval is how often idle engines look for work they were not told about.
+	// PollInterval is how often an idle engine looks for work it was not told about.
 	PollInterval time.Duration
 	// Lease is how long a claim holds without renewal; renewed every Lease/3.
 	Lease time.Duration
-	// MaxAttempts is how many times a call is tried before the item FAILS.
+	// MaxAttempts is how many times a call is tried before the item fails.
 	MaxAttempts int
 	// BackoffBase is the first retry delay; it doubles per attempt, with jitter.
 	BackoffBase time.Duration
 	// BackoffMax caps the retry delay.
 	BackoffMax time.Duration
+	// MaxInFlight caps this process's concurrent provider calls.
+	MaxInFlight int
 }
 
-// Engine claims and runs items.
+// Engine claims items and runs them, up to each provider's concurrency.
 type Engine struct {
 	store  *store.Store
 	broker *Broker
 	log    *slog.Logger
 	cfg    Config
 	wake   chan struct{}
+	slots  chan struct{} // one token per call in flight in this process
 
 	clientFunc func(p *store.Provider) *llm.Client
+	notify     *notifier
+
+	mu       sync.Mutex
+	limiters map[int64]*providerLimiter
+	inflight sync.WaitGroup
 }
 
-// New builds an engine. clientFunc may be nil (real HTTP clients).
+// providerLimiter is a provider's token bucket, rebuilt when its rate changes.
+type providerLimiter struct {
+	rpm int
+	lim *rate.Limiter
+}
+
+// New builds an engine.
 func New(cfg Config, st *store.Store, broker *Broker, logger *slog.Logger) *Engine {
 	if cfg.WorkerID == "" {
 		host, _ := os.Hostname()
@@ -57,17 +73,23 @@ func New(cfg Config, st *store.Store, broker *Broker, logger *slog.Logger) *Engi
 	cfg.MaxAttempts = cmp.Or(cfg.MaxAttempts, 3)
 	cfg.BackoffBase = cmp.Or(cfg.BackoffBase, 2*time.Second)
 	cfg.BackoffMax = cmp.Or(cfg.BackoffMax, 2*time.Minute)
+	cfg.MaxInFlight = cmp.Or(cfg.MaxInFlight, 64)
 	if logger == nil {
 		logger = slog.Default()
 	}
+	logger = logger.With("worker_id", cfg.WorkerID)
+	httpClient := llm.NewHTTPClient(10 * time.Second)
 	return &Engine{
-		store: st, broker: broker, log: logger.With("worker_id", cfg.WorkerID), cfg: cfg,
+		store: st, broker: broker, log: logger, cfg: cfg,
 		wake:       make(chan struct{}, 1),
-		clientFunc: func(p *store.Provider) *llm.Client { return llm.New(endpoint(p), nil) },
+		slots:      make(chan struct{}, cfg.MaxInFlight),
+		clientFunc: func(p *store.Provider) *llm.Client { return llm.New(endpoint(p), httpClient) },
+		notify:     newNotifier(st, logger),
+		limiters:   map[int64]*providerLimiter{},
 	}
 }
 
-// SetClientFunc replaces how provider clients are built (tests inject fakes' HTTP clients).
+// SetClientFunc replaces how provider clients are built (tests point them at fakes).
 func (e *Engine) SetClientFunc(f func(p *store.Provider) *llm.Client) { e.clientFunc = f }
 
 func endpoint(p *store.Provider) llm.Endpoint {
@@ -93,13 +115,16 @@ func (e *Engine) Wake() {
 	}
 }
 
-// Run works until ctx ends. Runs left RUNNING by a crash are picked up, and
-// their expired leases rescued, like any other.
+// Run works until ctx ends, then waits for the calls in flight, which hand
+// their items back. Runs left RUNNING by a crash are picked up, and their
+// expired leases rescued, like any other.
 func (e *Engine) Run(ctx context.Context) error {
-	e.log.InfoContext(ctx, "engine started")
-	var wg sync.WaitGroup
-	wg.Go(func() { e.rescueLoop(ctx) })
-	defer wg.Wait()
+	e.log.InfoContext(ctx, "engine started", "max_in_flight", e.cfg.MaxInFlight)
+	var bg sync.WaitGroup
+	bg.Go(func() { e.rescueLoop(ctx) })
+	bg.Go(func() { e.notify.run(ctx) })
+	defer bg.Wait()
+	defer e.inflight.Wait()
 	timer := time.NewTimer(0)
 	defer timer.Stop()
 	for {
@@ -110,27 +135,23 @@ func (e *Engine) Run(ctx context.Context) error {
 		case <-timer.C:
 		case <-e.wake:
 		}
-		busy, err := e.pass(ctx)
-		if err != nil && ctx.Err() == nil {
+		if err := e.pass(ctx); err != nil && ctx.Err() == nil {
 			e.log.ErrorContext(ctx, "engine pass", "err", err)
 		}
-		next := e.cfg.PollInterval
-		if busy {
-			next = 0
+		if !timer.Stop() {
+			select {
+			case <-timer.C:
+			default:
+			}
 		}
-		timer.Reset(jitter(next))
+		timer.Reset(jitter(e.cfg.PollInterval))
 	}
 }
 
-func jitter(d time.Duration) time.Duration {
-	if d <= 0 {
-		return 0
-	}
-	return d + rand.N(d/10+1)
-}
+func jitter(d time.Duration) time.Duration { return d + rand.N(d/10+1) }
 
 func (e *Engine) rescueLoop(ctx context.Context) {
-	t := time.NewTicker(e.cfg.Lease / 2)
+	t := time.NewTicker(max(e.cfg.Lease/2, 10*time.Millisecond))
 	defer t.Stop()
 	for {
 		if n, err := e.store.RescueExpired(ctx); err != nil && ctx.Err() == nil {
@@ -147,102 +168,58 @@ func (e *Engine) rescueLoop(ctx context.Context) {
 	}
 }
 
-// pass works on every active run until each has nothing claimable; busy
-// reports that work was done, so the caller looks again at once.
-func (e *Engine) pass(ctx context.Context) (busy bool, err error) {
+// pass starts whatever work the active runs allow now.
+func (e *Engine) pass(ctx context.Context) error {
 	runs, err := e.store.ActiveRuns(ctx)
 	if err != nil {
-		return false, err
+		return err
 	}
+	var errs []error
 	for i := range runs {
-		did, err := e.work(ctx, &runs[i])
-		if err != nil {
-			return busy, fmt.Errorf("run %d: %w", runs[i].ID, err)
+		if err := e.dispatch(ctx, &runs[i]); err != nil {
+			errs = append(errs, fmt.Errorf("run %d: %w", runs[i].ID, err))
 		}
-		busy = busy || did
 	}
-	return busy, nil
+	return errors.Join(errs...)
 }
 
-// work advances one run until it has nothing claimable now.
-func (e *Engine) work(ctx context.Context, run *store.Run) (did bool, err error) {
+func (e *Engine) freeSlots() int { return cap(e.slots) - len(e.slots) }
+
+// start runs fn in the background on one in-flight slot.
+func (e *Engine) start(fn func()) {
+	e.slots <- struct{}{}
+	e.inflight.Go(func() {
+		defer func() { <-e.slots; e.Wake() }()
+		fn()
+	})
+}
+
+// dispatch claims what one run may start now and starts it.
+func (e *Engine) dispatch(ctx context.Context, run *store.Run) error {
 	if run.Status == store.RunPending {
 		r, err := e.store.SetRunStatus(ctx, run.ID, store.RunRunning, store.RunPending)
 		if err != nil {
 			if errors.Is(err, store.ErrConflict) {
-				return false, nil // paused or cancelled meanwhile
+				return nil // paused or cancelled meanwhile
 			}
-			return false, err
+			return err
 		}
 		e.logRun(ctx, run.ID, store.LogInfo, "run", fmt.Sprintf("Run started: %d target(s), judge %s", len(r.Targets), judgeName(r)), "")
 		*run = *r
 	}
-	rc := &runContext{run: run, clients: map[int64]*llm.Client{}}
-	for ctx.Err() == nil {
-		cur, err := e.store.Run(ctx, run.ID)
-		if err != nil {
-			if errors.Is(err, store.ErrNotFound) {
-				return did, nil // deleted
-			}
-			return did, err
+	if run.Phase == store.PhaseBenchmarking {
+		done, err := e.dispatchBenchmark(ctx, run)
+		if err != nil || !done {
+			return err
 		}
-		if cur.Status != store.RunRunning {
-			return did, nil
-		}
-		rc.run = cur
-		var step bool
-		if cur.Phase == store.PhaseBenchmarking {
-			step, err = e.benchmarkStep(ctx, rc)
-		} else {
-			step, err = e.judgeStep(ctx, rc)
-		}
-		if err != nil {
-			return did, err
-		}
-		if !step {
-			return did, nil
-		}
-		did = true
+		run.Phase = store.PhaseJudging
 	}
-	return did, nil
+	return e.dispatchJudging(ctx, run)
 }
 
-func judgeName(r *store.Run) string {
-	if len(r.Judges) == 0 {
-		return "(none)"
-	}
-	return r.Judges[0].Name
-}
-
-// runContext caches provider clients for one pass over a run.
-type runContext struct {
-	run     *store.Run
-	clients map[int64]*llm.Client
-}
-
-func (e *Engine) client(ctx context.Context, rc *runContext, providerID *int64) (*llm.Client, error) {
-	if providerID == nil {
-		return nil, errors.New("the provider was deleted")
-	}
-	if c, ok := rc.clients[*providerID]; ok {
-		return c, nil
-	}
-	p, err := e.store.ProviderWithSecrets(ctx, *providerID)
-	if err != nil {
-		if errors.Is(err, store.ErrNotFound) {
-			return nil, errors.New("the provider was deleted")
-		}
-		return nil, err
-	}
-	c := e.clientFunc(p)
-	rc.clients[*providerID] = c
-	return c, nil
-}
-
-// benchmarkStep runs one item of the first target with work left, warming
-// the target up first. It moves the run to JUDGING when benchmarking is done.
-func (e *Engine) benchmarkStep(ctx context.Context, rc *runContext) (bool, error) {
-	run := rc.run
+// dispatchBenchmark starts the current target's items; done reports that
+// benchmarking is over and the run has moved to JUDGING.
+func (e *Engine) dispatchBenchmark(ctx context.Context, run *store.Run) (done bool, err error) {
 	tg, err := e.store.NextTarget(ctx, run.ID)
 	if err != nil {
 		return false, err
@@ -252,51 +229,156 @@ func (e *Engine) benchmarkStep(ctx context.Context, rc *runContext) (bool, error
 		if err != nil {
 			return false, err
 		}
-		if prog.Count(store.ItemInProgress) > 0 {
-			return false, nil // another worker (or a dead one's lease) still holds items
-		}
 		if err := e.store.SetRunPhase(ctx, run.ID, store.PhaseJudging); err != nil {
 			return false, err
 		}
-		e.logRun(ctx, run.ID, store.LogInfo, "phase", fmt.Sprintf("Benchmarking done (%d answered, %d failed); judging starts", prog.Count(store.ItemWaitingForJudge), prog.Count(store.ItemFailed)), "")
+		e.logRun(ctx, run.ID, store.LogInfo, "phase", fmt.Sprintf("Benchmarking done (%d answered, %d failed); judging starts",
+			prog.Count(store.ItemWaitingForJudge), prog.Count(store.ItemFailed)), "")
 		return true, nil
 	}
-	client, err := e.client(ctx, rc, tg.ProviderID)
+	p, err := e.provider(ctx, tg.ProviderID)
 	if err != nil {
-		return e.failTarget(ctx, run.ID, tg, "provider "+tg.ProviderName+": "+err.Error())
+		_, ferr := e.failTarget(ctx, run.ID, tg, "provider "+tg.ProviderName+": "+err.Error())
+		return false, ferr
 	}
-	if tg.WarmupStatus == store.WarmupPending {
-		return e.warmup(ctx, run.ID, tg, client)
+	switch tg.WarmupStatus {
+	case store.WarmupFailed:
+		// Items a rescuer returned after the warm-up failed fail the same way.
+		_, err := e.store.FailTargetItems(ctx, tg.ID, tg.WarmupError)
+		return false, err
+	case store.WarmupPending:
+		// The warm-up may load a model for minutes: its lease covers the whole call.
+		lease := max(e.cfg.Lease, time.Duration(p.TimeoutSeconds)*time.Second+10*time.Second)
+		ok, err := e.store.ClaimWarmup(ctx, tg.ID, e.cfg.WorkerID, lease)
+		if err != nil || !ok || e.freeSlots() == 0 {
+			return false, err // another worker is warming it up
+		}
+		client := e.clientFunc(p)
+		target := *tg
+		e.start(func() { e.warmup(ctx, run.ID, &target, p, client) })
+		return false, nil
+	}
+	n := e.freeSlots()
+	if n == 0 {
+		return false, nil
 	}
 	items, err := e.store.ClaimItems(ctx, store.ClaimParams{RunID: run.ID, TargetID: tg.ID, From: store.ItemNew,
-		To: store.ItemInProgress, WorkerID: e.cfg.WorkerID, Lease: e.cfg.Lease, Limit: 1})
+		To: store.ItemInProgress, WorkerID: e.cfg.WorkerID, Lease: e.cfg.Lease, Limit: n,
+		SlotKey: store.SlotKey(tg.ProviderID, tg.Model), SlotLimit: p.Concurrency})
 	if err != nil || len(items) == 0 {
-		return false, err // nothing ready: the rest wait for a retry time
+		return false, err
 	}
 	work, err := e.store.WorkItems(ctx, items)
 	if err != nil {
 		return false, err
 	}
+	client := e.clientFunc(p)
 	for i := range work {
-		e.benchmark(ctx, run, client, &work[i])
+		w := &work[i]
+		e.start(func() { e.benchmark(ctx, p, client, w) })
 	}
-	return true, nil
+	return false, nil
 }
 
-func (e *Engine) warmup(ctx context.Context, runID int64, tg *store.RunTarget, client *llm.Client) (bool, error) {
-	e.logRun(ctx, runID, store.LogInfo, "warmup", fmt.Sprintf("Warming up %s", tg.Label()), "")
-	resp, err := client.Chat(ctx, llm.Request{Model: tg.Model, Messages: []llm.Message{{Role: "user", Content: WarmupPrompt}}})
-	if ctx.Err() != nil {
-		return false, nil
+func (e *Engine) dispatchJudging(ctx context.Context, run *store.Run) error {
+	if len(run.Judges) == 0 {
+		return e.store.FailRun(ctx, run.ID, "the run has no judge")
 	}
+	judge := run.Judges[0]
+	p, perr := e.provider(ctx, judge.ProviderID)
+	n := e.freeSlots()
+	if n == 0 {
+		return nil
+	}
+	params := store.ClaimParams{RunID: run.ID, From: store.ItemWaitingForJudge, To: store.ItemJudging,
+		WorkerID: e.cfg.WorkerID, Lease: e.cfg.Lease, Limit: n, SlotKey: store.SlotKey(judge.ProviderID, judge.Model)}
+	if perr == nil {
+		params.SlotLimit = p.Concurrency
+	}
+	items, err := e.store.ClaimItems(ctx, params)
 	if err != nil {
-		return e.failTarget(ctx, runID, tg, "warm-up failed: "+err.Error())
+		return err
 	}
-	if err := e.store.SetWarmup(ctx, tg.ID, store.WarmupOK, ""); err != nil {
-		return false, err
+	if len(items) == 0 {
+		return e.maybeFinish(ctx, run)
+	}
+	work, err := e.store.WorkItems(ctx, items)
+	if err != nil {
+		return err
+	}
+	if perr != nil {
+		for i := range work {
+			e.failNow(ctx, &work[i], store.PhaseJudging, "judge provider "+judge.ProviderName+": "+perr.Error())
+		}
+		return nil
+	}
+	client := e.clientFunc(p)
+	for i := range work {
+		w := &work[i]
+		e.start(func() { e.judge(ctx, judge, p, client, w) })
+	}
+	return nil
+}
+
+func judgeName(r *store.Run) string {
+	if len(r.Judges) == 0 {
+		return "(none)"
+	}
+	return r.Judges[0].Name
+}
+
+func (e *Engine) provider(ctx context.Context, id *int64) (*store.Provider, error) {
+	if id == nil {
+		return nil, errors.New("the provider was deleted")
+	}
+	p, err := e.store.ProviderWithSecrets(ctx, *id)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, errors.New("the provider was deleted")
+	}
+	return p, err
+}
+
+// waitRate blocks until the provider's requests-per-minute bucket allows a call.
+func (e *Engine) waitRate(ctx context.Context, p *store.Provider) error {
+	if p.RequestsPerMinute <= 0 {
+		return nil
+	}
+	e.mu.Lock()
+	l := e.limiters[p.ID]
+	if l == nil || l.rpm != p.RequestsPerMinute {
+		// A bucket of one: requests are spread evenly, never bursting past the rate.
+		l = &providerLimiter{rpm: p.RequestsPerMinute, lim: rate.NewLimiter(rate.Limit(float64(p.RequestsPerMinute)/60), 1)}
+		e.limiters[p.ID] = l
+	}
+	e.mu.Unlock()
+	return l.lim.Wait(ctx)
+}
+
+func (e *Engine) chat(ctx context.Context, p *store.Provider, client *llm.Client, req llm.Request) (llm.Response, error) {
+	if err := e.waitRate(ctx, p); err != nil {
+		return llm.Response{}, err
+	}
+	return client.Chat(ctx, req)
+}
+
+func (e *Engine) warmup(ctx context.Context, runID int64, tg *store.RunTarget, p *store.Provider, client *llm.Client) {
+	e.logRun(ctx, runID, store.LogInfo, "warmup", fmt.Sprintf("Warming up %s", tg.Label()), "")
+	resp, err := e.chat(ctx, p, client, llm.Request{Model: tg.Model, Messages: []llm.Message{{Role: "user", Content: WarmupPrompt}}})
+	if ctx.Err() != nil {
+		return // the warm-up lease runs out and another start warms up again
+	}
+	wctx := context.WithoutCancel(ctx)
+	if err != nil {
+		if _, ferr := e.failTarget(wctx, runID, tg, "warm-up failed: "+err.Error()); ferr != nil {
+			e.log.ErrorContext(ctx, "fail target", "target_id", tg.ID, "err", ferr)
+		}
+		return
+	}
+	if err := e.store.SetWarmup(wctx, tg.ID, store.WarmupOK, ""); err != nil {
+		e.log.ErrorContext(ctx, "store warm-up", "target_id", tg.ID, "err", err)
+		return
 	}
 	e.logRun(ctx, runID, store.LogInfo, "warmup", fmt.Sprintf("%s is ready (warm-up took %d ms)", tg.Label(), resp.Duration.Milliseconds()), "")
-	return true, nil
 }
 
 // failTarget fails every NEW item of a target with the reason, as seed 000 asks when its warm-up fails.
@@ -319,12 +401,12 @@ type requestRecord struct {
 	Provider string        `json:"provider"`
 }
 
-func (e *Engine) benchmark(ctx context.Context, run *store.Run, client *llm.Client, w *store.WorkItem) {
+func (e *Engine) benchmark(ctx context.Context, p *store.Provider, client *llm.Client, w *store.WorkItem) {
 	stop := e.renewLease(ctx, &w.Item)
 	defer stop()
 	req := llm.Request{Model: w.Target.Model, Messages: []llm.Message{{Role: "user", Content: w.Task.Question}}}
 	e.logItem(ctx, w, store.LogInfo, "prompt", fmt.Sprintf("→ %s · %s", w.Target.Label(), w.Task.TaskKey), w.Task.Question)
-	resp, err := client.Chat(ctx, req)
+	resp, err := e.chat(ctx, p, client, req)
 	if err != nil {
 		e.callFailed(ctx, w, store.PhaseBenchmarking, err, "")
 		return
@@ -340,37 +422,7 @@ func (e *Engine) benchmark(ctx context.Context, run *store.Run, client *llm.Clie
 		w.Target.Label(), w.Task.TaskKey, res.TimeMs, res.CompletionTokens, res.TokensPerS), resp.Text)
 }
 
-// judgeStep judges one answered item, or finishes the run when nothing is left.
-func (e *Engine) judgeStep(ctx context.Context, rc *runContext) (bool, error) {
-	run := rc.run
-	items, err := e.store.ClaimItems(ctx, store.ClaimParams{RunID: run.ID, From: store.ItemWaitingForJudge,
-		To: store.ItemJudging, WorkerID: e.cfg.WorkerID, Lease: e.cfg.Lease, Limit: 1})
-	if err != nil {
-		return false, err
-	}
-	if len(items) == 0 {
-		return e.maybeFinish(ctx, run)
-	}
-	if len(run.Judges) == 0 {
-		return false, errors.New("run has no judge")
-	}
-	judge := run.Judges[0]
-	work, err := e.store.WorkItems(ctx, items)
-	if err != nil {
-		return false, err
-	}
-	client, cerr := e.client(ctx, rc, judge.ProviderID)
-	for i := range work {
-		if cerr != nil {
-			e.failNow(ctx, &work[i], store.PhaseJudging, "judge provider "+judge.ProviderName+": "+cerr.Error())
-			continue
-		}
-		e.judge(ctx, judge, client, &work[i])
-	}
-	return true, nil
-}
-
-func (e *Engine) judge(ctx context.Context, judge store.RunJudge, client *llm.Client, w *store.WorkItem) {
+func (e *Engine) judge(ctx context.Context, judge store.RunJudge, p *store.Provider, client *llm.Client, w *store.WorkItem) {
 	stop := e.renewLease(ctx, &w.Item)
 	defer stop()
 	response := ""
@@ -381,13 +433,13 @@ func (e *Engine) judge(ctx context.Context, judge store.RunJudge, client *llm.Cl
 		{Role: "system", Content: judgeSystemPrompt},
 		{Role: "user", Content: judgePrompt(w.Task, response)},
 	}}
-	resp, err := client.Chat(ctx, req)
+	resp, err := e.chat(ctx, p, client, req)
 	var le *llm.Error
 	if errors.As(err, &le) && le.StatusCode == 400 {
 		// Some OpenAI-compatible servers reject response_format; the prompt
 		// asks for the same JSON, and the reply is validated either way.
 		req.JSONSchema = nil
-		resp, err = client.Chat(ctx, req)
+		resp, err = e.chat(ctx, p, client, req)
 	}
 	if err != nil {
 		e.callFailed(ctx, w, store.PhaseJudging, err, "")
@@ -408,33 +460,30 @@ func (e *Engine) judge(ctx context.Context, judge store.RunJudge, client *llm.Cl
 }
 
 // maybeFinish ends the run once every item is COMPLETED or FAILED.
-func (e *Engine) maybeFinish(ctx context.Context, run *store.Run) (bool, error) {
+func (e *Engine) maybeFinish(ctx context.Context, run *store.Run) error {
 	prog, err := e.store.RunProgress(ctx, run.ID)
 	if err != nil {
-		return false, err
+		return err
 	}
 	if prog.Done() < prog.Total {
-		return false, nil // items wait for a retry time or another worker
+		return nil // items wait for a retry time, or are in flight
 	}
-	status, msg := store.RunFinished, fmt.Sprintf("Run finished: %d completed, %d failed", prog.Count(store.ItemCompleted), prog.Count(store.ItemFailed))
 	if prog.Count(store.ItemCompleted) == 0 && prog.Total > 0 {
-		status = store.RunFailed
-		msg = fmt.Sprintf("Run failed: all %d item(s) failed", prog.Total)
 		if err := e.store.FailRun(ctx, run.ID, "every item failed; see the failed items for reasons"); err != nil {
-			return false, err
+			return err
 		}
-	} else if _, err := e.store.SetRunStatus(ctx, run.ID, status, store.RunRunning); err != nil {
+		e.logRun(ctx, run.ID, store.LogError, "run", fmt.Sprintf("Run failed: all %d item(s) failed", prog.Total), "")
+		return nil
+	}
+	if _, err := e.store.SetRunStatus(ctx, run.ID, store.RunFinished, store.RunRunning); err != nil {
 		if errors.Is(err, store.ErrConflict) {
-			return false, nil
+			return nil // another worker finished it, or the user paused it
 		}
-		return false, err
+		return err
 	}
-	level := store.LogInfo
-	if status == store.RunFailed {
-		level = store.LogError
-	}
-	e.logRun(ctx, run.ID, level, "run", msg, "")
-	return false, nil
+	e.logRun(ctx, run.ID, store.LogInfo, "run", fmt.Sprintf("Run finished: %d completed, %d failed",
+		prog.Count(store.ItemCompleted), prog.Count(store.ItemFailed)), "")
+	return nil
 }
 
 // callFailed retries the item later, or fails it when retrying cannot help
@@ -446,7 +495,7 @@ func (e *Engine) callFailed(ctx context.Context, w *store.WorkItem, phase store.
 		back = store.ItemWaitingForJudge
 	}
 	if ctx.Err() != nil {
-		// Shutting down: hand the item back untouched by this attempt.
+		// Shutting down: hand the item back for the next worker.
 		if rerr := e.store.RetryItem(wctx, &w.Item, back, time.Now().UTC(), "interrupted by shutdown"); rerr != nil {
 			e.log.ErrorContext(wctx, "release item", "item_id", w.ID, "err", rerr)
 		}
@@ -527,5 +576,11 @@ func (e *Engine) appendLog(ctx context.Context, entry *store.RunLog) {
 	if err := e.store.AppendLog(context.WithoutCancel(ctx), entry); err != nil {
 		e.log.ErrorContext(ctx, "append run log", "run_id", entry.RunID, "err", err)
 	}
-	e.broker.Publish(entry.RunID)
+	e.changed(entry.RunID)
+}
+
+// changed tells this process's subscribers, and other processes, that a run changed.
+func (e *Engine) changed(runID int64) {
+	e.broker.Publish(runID)
+	e.notify.add(runID)
 }

@@ -2,7 +2,9 @@ package engine_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"log/slog"
 	"strings"
 	"sync"
 	"testing"
@@ -46,7 +48,7 @@ func setup(t *testing.T, st *store.Store, n int, script func(llmtest.ChatRequest
 	if err != nil {
 		t.Fatal(err)
 	}
-	eng := engine.New(engine.Config{PollInterval: 20 * time.Millisecond, BackoffBase: 10 * time.Millisecond, Lease: 3 * time.Second}, st, engine.NewBroker(), nil)
+	eng := engine.New(engine.Config{PollInterval: 20 * time.Millisecond, BackoffBase: 10 * time.Millisecond, Lease: 3 * time.Second}, st, engine.NewBroker(), slog.New(slog.DiscardHandler))
 	runCtx, cancel := context.WithCancel(ctx)
 	var wg sync.WaitGroup
 	wg.Go(func() { eng.Run(runCtx) })
@@ -235,7 +237,7 @@ func TestOnlyOneActiveRun(t *testing.T) {
 	run := b.start(t, "fake-small")
 	in := store.RunInput{Judge: &store.ModelRef{ProviderID: b.provider.ID, Model: "j"},
 		Targets: []store.ModelRef{{ProviderID: b.provider.ID, Model: "m"}}, CollectionIDs: []int64{b.coll.ID}}
-	if _, err := b.eng.StartRun(context.Background(), in); err == nil || !strings.Contains(err.Error(), "conflict") {
+	if _, err := b.eng.StartRun(context.Background(), in); !errors.Is(err, store.ErrConflict) {
 		t.Fatalf("second run: err %v, want a conflict", err)
 	}
 	if _, err := b.eng.Cancel(context.Background(), run.ID); err != nil {

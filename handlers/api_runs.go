@@ -207,6 +207,29 @@ func (h *Handler) apiRunAction(c echo.Context) error {
 	return c.JSON(http.StatusOK, out)
 }
 
+func (h *Handler) apiRetryJudging(c echo.Context) error {
+	id, err := pathID(c, "run")
+	if err != nil {
+		return err
+	}
+	n, err := h.engine.RetryJudging(withoutCancel(c), id)
+	if err != nil {
+		return err
+	}
+	run, err := h.store.Run(c.Request().Context(), id)
+	if err != nil {
+		return err
+	}
+	out, err := h.runJSON(c.Request().Context(), run, false)
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, struct {
+		Requeued int64 `json:"requeued"`
+		*RunJSON
+	}{n, out})
+}
+
 func (h *Handler) runAction(c echo.Context, id int64, action string) (*store.Run, error) {
 	ctx := withoutCancel(c)
 	switch action {

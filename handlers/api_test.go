@@ -30,11 +30,11 @@ type app struct {
 
 func newApp(t *testing.T, st *store.Store, script func(llmtest.ChatRequest) llmtest.Reply) *app {
 	t.Helper()
-	eng := engine.New(engine.Config{PollInterval: 20 * time.Millisecond, BackoffBase: 10 * time.Millisecond}, st, engine.NewBroker(), slog.Default())
+	eng := engine.New(engine.Config{PollInterval: 20 * time.Millisecond, BackoffBase: 10 * time.Millisecond}, st, engine.NewBroker(), slog.New(slog.DiscardHandler))
 	ctx, cancel := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
 	wg.Go(func() { eng.Run(ctx) })
-	srv := httptest.NewServer(handlers.New(st, eng, slog.Default()))
+	srv := httptest.NewServer(handlers.New(st, eng, slog.New(slog.DiscardHandler)))
 	t.Cleanup(func() { srv.Close(); cancel(); wg.Wait() })
 	return &app{srv: srv, st: st, fake: llmtest.New(t, script)}
 }

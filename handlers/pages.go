@@ -207,7 +207,7 @@ func (h *Handler) modelOptions(c echo.Context) error {
 		}
 	}
 	if err != nil || id <= 0 {
-		return render(c, http.StatusOK, views.ModelOptions(list, nil, ""))
+		return c.NoContent(http.StatusOK) // no provider chosen yet: nothing to list
 	}
 	models, err := h.providerModels(c, id)
 	ids := make([]string, len(models))
@@ -711,6 +711,22 @@ func (h *Handler) runActionPage(c echo.Context) error {
 		p.Error = err.Error()
 	}
 	return render(c, http.StatusOK, views.RunProgress(p))
+}
+
+// retryJudgingPage re-queues the items whose judging failed and reloads the run page.
+func (h *Handler) retryJudgingPage(c echo.Context) error {
+	id, err := pathID(c, "run")
+	if err != nil {
+		return err
+	}
+	n, err := h.engine.RetryJudging(withoutCancel(c), id)
+	if err != nil {
+		return err
+	}
+	if n == 0 {
+		return echo.NewHTTPError(http.StatusConflict, "no item of this run failed in judging")
+	}
+	return redirect(c, fmt.Sprintf("/runs/%d", id))
 }
 
 func (h *Handler) deleteRunPage(c echo.Context) error {

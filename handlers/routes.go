@@ -56,6 +56,7 @@ func (h *Handler) routes(e *echo.Echo) {
 	e.GET("/runs/:run/results", h.runResultsPartial)
 	e.GET("/runs/:run/events", h.pageRunEvents)
 	e.POST("/runs/:run/delete", h.deleteRunPage)
+	e.POST("/runs/:run/retry-judging", h.retryJudgingPage)
 	e.POST("/runs/:run/:action", h.runActionPage)
 
 	// JSON API.
@@ -88,6 +89,7 @@ func (h *Handler) routes(e *echo.Echo) {
 	api.GET("/runs/:run/items", h.apiRunItems)
 	api.GET("/runs/:run/export", h.apiExportRun)
 	api.GET("/runs/:run/events", h.apiRunEvents)
+	api.POST("/runs/:run/retry-judging", h.apiRetryJudging)
 	api.POST("/runs/:run/:action", h.apiRunAction)
 
 	api.Any("/*", func(c echo.Context) error {

@@ -40,16 +40,23 @@ type Client struct {
 // they belong to the user's OpenAI account and must never reach another provider.
 var envHeaders = []string{"Authorization", "OpenAI-Organization", "OpenAI-Project"}
 
-// New builds a client for an endpoint. httpClient may be nil.
+// NewHTTPClient is the HTTP client to share between Clients, so connections
+// are reused: connecting may take at most connectTimeout; the whole request
+// is bounded by each provider's own timeout.
+func NewHTTPClient(connectTimeout time.Duration) *http.Client {
+	return &http.Client{Transport: &http.Transport{
+		Proxy:               http.ProxyFromEnvironment,
+		DialContext:         (&net.Dialer{Timeout: connectTimeout, KeepAlive: 30 * time.Second}).DialContext,
+		TLSHandshakeTimeout: connectTimeout,
+		MaxIdleConnsPerHost: 256,
+		IdleConnTimeout:     90 * time.Second,
+	}}
+}
+
+// New builds a client for an endpoint on a shared HTTP client (nil: a new one).
 func New(ep Endpoint, httpClient *http.Client) *Client {
 	if httpClient == nil {
-		httpClient = &http.Client{Transport: &http.Transport{
-			Proxy:                 http.ProxyFromEnvironment,
-			DialContext:           (&net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
-			ResponseHeaderTimeout: 0, // the per-request timeout covers slow models
-			MaxIdleConnsPerHost:   64,
-			IdleConnTimeout:       90 * time.Second,
-		}}
+		httpClient = NewHTTPClient(10 * time.Second)
 	}
 	if ep.Timeout <= 0 {
 		ep.Timeout = 120 * time.Second

@@ -17,34 +17,69 @@ type ClaimParams struct {
 	WorkerID string
 	Lease    time.Duration
 	Limit    int
+	// SlotKey names the (provider, model) the calls go to; with SlotLimit > 0
+	// at most SlotLimit items hold it at once, across every worker process.
+	SlotKey   string
+	SlotLimit int
+}
+
+// SlotKey is the concurrency key of a provider's model.
+func SlotKey(providerID *int64, model string) string {
+	id := int64(0)
+	if providerID != nil {
+		id = *providerID
+	}
+	return fmt.Sprintf("%d:%s", id, model)
 }
 
 // ClaimItems atomically moves up to Limit ready items from From to To under a
-// lease held by WorkerID, and returns them. One statement: on PostgreSQL the
-// candidate rows are locked with FOR UPDATE SKIP LOCKED so concurrent workers
-// never claim the same item; SQLite has a single writer, so the same
-// UPDATE … WHERE id IN (SELECT …) is atomic there without the lock clause.
-// Attempts is incremented and doubles as the claim token for the result write.
+// lease held by WorkerID, and returns them. The claim is one statement: on
+// PostgreSQL the candidate rows are locked with FOR UPDATE SKIP LOCKED so
+// concurrent workers never claim the same item; SQLite has a single writer,
+// so the same UPDATE … WHERE id IN (SELECT …) is atomic there without the
+// lock clause. The slot count and the claim share a transaction (and, on
+// PostgreSQL, an advisory lock on the slot), so the per-(provider, model)
+// limit holds across processes. Attempts is incremented and doubles as the
+// claim token for the result write.
 func (s *Store) ClaimItems(ctx context.Context, p ClaimParams) ([]Item, error) {
-	now := s.now()
-	lock := ""
-	if s.dialect == Postgres {
-		lock = " FOR UPDATE SKIP LOCKED"
-	}
-	target := ""
-	args := []any{p.To, p.WorkerID, now, now.Add(p.Lease), now, now, p.RunID, p.From, now}
-	if p.TargetID != 0 {
-		target = " AND run_target_id = ?"
-		args = append(args, p.TargetID)
-	}
-	args = append(args, max(p.Limit, 1))
 	var ids []int64
-	err := s.conn(ctx).Raw(`UPDATE items SET status = ?, worker_id = ?, claimed_at = ?, lease_until = ?,
-			attempts = attempts + 1, last_attempt_at = ?, updated_at = ?
-		WHERE id IN (SELECT id FROM items WHERE run_id = ? AND status = ?
-			AND (next_retry_at IS NULL OR next_retry_at <= ?)`+target+`
-			ORDER BY id LIMIT ?`+lock+`)
-		RETURNING id`, args...).Scan(&ids).Error
+	err := s.Transact(ctx, func(tx *Store) error {
+		limit := max(p.Limit, 1)
+		if p.SlotLimit > 0 {
+			if s.dialect == Postgres {
+				if err := tx.conn(ctx).Exec("SELECT pg_advisory_xact_lock(hashtext(?))", p.SlotKey).Error; err != nil {
+					return fmt.Errorf("store: lock slot: %w", err)
+				}
+			}
+			var inflight int64
+			if err := tx.conn(ctx).Model(&Item{}).Where("slot_key = ? AND status IN ?", p.SlotKey,
+				[]ItemStatus{ItemInProgress, ItemJudging}).Count(&inflight).Error; err != nil {
+				return fmt.Errorf("store: count slot: %w", err)
+			}
+			limit = min(limit, p.SlotLimit-int(inflight))
+			if limit <= 0 {
+				return nil
+			}
+		}
+		now := s.now()
+		lock := ""
+		if s.dialect == Postgres {
+			lock = " FOR UPDATE SKIP LOCKED"
+		}
+		target := ""
+		args := []any{p.To, p.WorkerID, p.SlotKey, now, now.Add(p.Lease), now, now, p.RunID, p.From, now}
+		if p.TargetID != 0 {
+			target = " AND run_target_id = ?"
+			args = append(args, p.TargetID)
+		}
+		args = append(args, limit)
+		return tx.conn(ctx).Raw(`UPDATE items SET status = ?, worker_id = ?, slot_key = ?, claimed_at = ?, lease_until = ?,
+				attempts = attempts + 1, last_attempt_at = ?, updated_at = ?
+			WHERE id IN (SELECT id FROM items WHERE run_id = ? AND status = ?
+				AND (next_retry_at IS NULL OR next_retry_at <= ?)`+target+`
+				ORDER BY id LIMIT ?`+lock+`)
+			RETURNING id`, args...).Scan(&ids).Error
+	})
 	if err != nil {
 		return nil, fmt.Errorf("store: claim items: %w", err)
 	}
@@ -145,10 +180,23 @@ func (s *Store) FailTargetItems(ctx context.Context, targetID int64, reason stri
 	return res.RowsAffected, nil
 }
 
+// ClaimWarmup gives one worker the right to warm a target up: true when this
+// worker holds it (a lease, so a dead worker's warm-up is taken over).
+func (s *Store) ClaimWarmup(ctx context.Context, targetID int64, workerID string, lease time.Duration) (bool, error) {
+	now := s.now()
+	res := s.conn(ctx).Model(&RunTarget{}).
+		Where("id = ? AND warmup_status = ? AND (warmup_worker = '' OR warmup_until < ?)", targetID, WarmupPending, now).
+		Updates(map[string]any{"warmup_worker": workerID, "warmup_until": now.Add(lease)})
+	if res.Error != nil {
+		return false, fmt.Errorf("store: claim warm-up: %w", res.Error)
+	}
+	return res.RowsAffected == 1, nil
+}
+
 // SetWarmup records the outcome of a target's warm-up call.
 func (s *Store) SetWarmup(ctx context.Context, targetID int64, status, reason string) error {
 	err := s.conn(ctx).Model(&RunTarget{}).Where("id = ?", targetID).
-		Updates(map[string]any{"warmup_status": status, "warmup_error": reason}).Error
+		Updates(map[string]any{"warmup_status": status, "warmup_error": reason, "warmup_worker": "", "warmup_until": nil}).Error
 	if err != nil {
 		return fmt.Errorf("store: set warm-up: %w", err)
 	}
@@ -257,11 +305,13 @@ func (s *Store) WorkItems(ctx context.Context, items []Item) ([]WorkItem, error)
 	return out, nil
 }
 
-// NextTarget returns the first target (by position) of a run that still has
-// NEW items, or nil when benchmarking has nothing left to claim.
+// NextTarget returns the first target (by position) of a run whose items are
+// not all benchmarked (NEW or IN_PROGRESS remain), or nil when benchmarking is
+// done. Groups thus run one after another, never overlapping.
 func (s *Store) NextTarget(ctx context.Context, runID int64) (*RunTarget, error) {
 	var t RunTarget
-	err := s.conn(ctx).Where("run_id = ? AND EXISTS (SELECT 1 FROM items i WHERE i.run_target_id = run_targets.id AND i.status = ?)", runID, ItemNew).
+	err := s.conn(ctx).Where("run_id = ? AND EXISTS (SELECT 1 FROM items i WHERE i.run_target_id = run_targets.id AND i.status IN ?)",
+		runID, []ItemStatus{ItemNew, ItemInProgress}).
 		Order("position").Take(&t).Error
 	if err == gorm.ErrRecordNotFound {
 		return nil, nil

@@ -146,15 +146,17 @@ const (
 
 // RunTarget is one model under test in a run.
 type RunTarget struct {
-	ID           int64  `json:"id"`
-	RunID        int64  `json:"-"`
-	Position     int    `json:"-"`
-	ProviderID   *int64 `json:"provider_id"`
-	ProviderName string `json:"provider"`
-	Model        string `json:"model"`
-	Settings     string `json:"-"`
-	WarmupStatus string `json:"warmup_status"`
-	WarmupError  string `json:"warmup_error,omitempty"`
+	ID           int64      `json:"id"`
+	RunID        int64      `json:"-"`
+	Position     int        `json:"-"`
+	ProviderID   *int64     `json:"provider_id"`
+	ProviderName string     `json:"provider"`
+	Model        string     `json:"model"`
+	Settings     string     `json:"-"`
+	WarmupStatus string     `json:"warmup_status"`
+	WarmupError  string     `json:"warmup_error,omitempty"`
+	WarmupWorker string     `json:"-"`
+	WarmupUntil  *time.Time `json:"-"`
 }
 
 // Label names the target for people: "provider / model".
@@ -225,6 +227,7 @@ type Item struct {
 	TokensPerS       *float64
 	Error            string
 	FailedPhase      string
+	SlotKey          string
 	UpdatedAt        time.Time
 }
 

@@ -64,9 +64,6 @@ func (in *RunInput) normalize() error {
 	return nil
 }
 
-// MaxActiveRuns is how many runs may be active at once (seed 000 FR-16).
-const MaxActiveRuns = 1
-
 // CreateRun creates the run with its frozen tasks and one item per (task,
 // target), all in one transaction. It refuses with ErrConflict while another
 // run is active.
@@ -76,18 +73,8 @@ func (s *Store) CreateRun(ctx context.Context, in RunInput) (*Run, error) {
 	}
 	var runID int64
 	err := s.Transact(ctx, func(tx *Store) error {
-		if s.dialect == Postgres {
-			// Serialises run creation across processes so the active-run check holds.
-			if err := tx.conn(ctx).Exec("SELECT pg_advisory_xact_lock(7271001)").Error; err != nil {
-				return fmt.Errorf("store: create run lock: %w", err)
-			}
-		}
-		var active []Run
-		if err := tx.conn(ctx).Where("status IN ?", ActiveRunStatuses).Order("id").Limit(MaxActiveRuns).Find(&active).Error; err != nil {
-			return fmt.Errorf("store: create run: %w", err)
-		}
-		if len(active) >= MaxActiveRuns {
-			return conflict("run %d is still %s; only %d run may be active at a time (pause does not free the slot: cancel it or wait)", active[0].ID, active[0].Status, MaxActiveRuns)
+		if err := tx.checkActiveLimit(ctx, 0); err != nil {
+			return err
 		}
 		providers := map[int64]*Provider{}
 		provider := func(field string, id int64) (*Provider, error) {
@@ -185,6 +172,62 @@ func (s *Store) CreateRun(ctx context.Context, in RunInput) (*Run, error) {
 		return nil, err
 	}
 	return s.Run(ctx, runID)
+}
+
+// checkActiveLimit refuses with ErrConflict when starting (or restarting)
+// a run would exceed the active-run limit; except names a run not to count.
+func (s *Store) checkActiveLimit(ctx context.Context, except int64) error {
+	if s.dialect == Postgres {
+		// Serialises run starts across processes so the check holds.
+		if err := s.conn(ctx).Exec("SELECT pg_advisory_xact_lock(7271001)").Error; err != nil {
+			return fmt.Errorf("store: lock active runs: %w", err)
+		}
+	}
+	var active []Run
+	if err := s.conn(ctx).Where("status IN ? AND id <> ?", ActiveRunStatuses, except).Order("id").Limit(s.maxActive).Find(&active).Error; err != nil {
+		return fmt.Errorf("store: active runs: %w", err)
+	}
+	if len(active) >= s.maxActive {
+		return conflict("run %d is still %s; only %d run(s) may be active at a time (a paused run counts: cancel it or wait)", active[0].ID, active[0].Status, s.maxActive)
+	}
+	return nil
+}
+
+// RetryJudging sends the items whose judging failed back to the judge and
+// makes the run active again; it reports how many items it re-queued.
+func (s *Store) RetryJudging(ctx context.Context, runID int64) (int64, error) {
+	var n int64
+	err := s.Transact(ctx, func(tx *Store) error {
+		run, err := tx.Run(ctx, runID)
+		if err != nil {
+			return err
+		}
+		if run.Status == RunCancelled {
+			return conflict("run %d was cancelled", runID)
+		}
+		now := s.now()
+		res := tx.conn(ctx).Model(&Item{}).Where("run_id = ? AND status = ? AND failed_phase = ?", runID, ItemFailed, PhaseJudging).
+			Updates(map[string]any{"status": ItemWaitingForJudge, "failed_phase": "", "attempts": 0, "next_retry_at": nil, "updated_at": now})
+		if res.Error != nil {
+			return fmt.Errorf("store: retry judging: %w", res.Error)
+		}
+		n = res.RowsAffected
+		if n == 0 {
+			return nil
+		}
+		if !run.Active() {
+			if err := tx.checkActiveLimit(ctx, runID); err != nil {
+				return err
+			}
+		}
+		status := run.Status
+		if !run.Active() {
+			status = RunRunning
+		}
+		return tx.conn(ctx).Model(&Run{}).Where("id = ?", runID).Updates(map[string]any{
+			"status": status, "phase": PhaseJudging, "finished_at": nil, "error": "", "updated_at": now}).Error
+	})
+	return n, err
 }
 
 func uniq(ids []int64) map[int64]bool {

@@ -93,8 +93,10 @@ type Config struct {
 	DataDir string
 	// Box encrypts secret header values; required.
 	Box *secret.Box
-	// Logger receives slow-query and start-up logs.
+	// Logger receives start-up logs.
 	Logger *slog.Logger
+	// MaxActiveRuns is how many runs may be active at once; 0 means 1 (seed 000 FR-16).
+	MaxActiveRuns int
 }
 
 // Store is the database handle. It is safe for concurrent use.
@@ -103,6 +105,9 @@ type Store struct {
 	dialect Dialect
 	box     *secret.Box
 	now     func() time.Time
+	// maxActive is the active-run limit.
+	maxActive int
+	dsn       string
 }
 
 // Open connects, runs the embedded migrations and checks the master key.
@@ -147,7 +152,8 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 		sqlDB.SetMaxOpenConns(20)
 		sqlDB.SetMaxIdleConns(10)
 	}
-	s := &Store{db: db, dialect: dialect, box: cfg.Box, now: func() time.Time { return time.Now().UTC() }}
+	s := &Store{db: db, dialect: dialect, box: cfg.Box, now: func() time.Time { return time.Now().UTC() },
+		maxActive: max(cfg.MaxActiveRuns, 1), dsn: dsn}
 	if err := s.checkMasterKey(ctx); err != nil {
 		sqlDB.Close()
 		return nil, err
@@ -256,7 +262,7 @@ func (s *Store) Close() error {
 // Transact runs fn in one transaction: all its writes land, or none.
 func (s *Store) Transact(ctx context.Context, fn func(tx *Store) error) error {
 	return s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-		return fn(&Store{db: tx, dialect: s.dialect, box: s.box, now: s.now})
+		return fn(&Store{db: tx, dialect: s.dialect, box: s.box, now: s.now, maxActive: s.maxActive, dsn: s.dsn})
 	})
 }
 

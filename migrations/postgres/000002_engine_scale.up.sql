@@ -1,0 +1,9 @@
+-- Scale-out: per-(provider, model) concurrency across processes and a
+-- warm-up that exactly one worker performs.
+ALTER TABLE items ADD COLUMN slot_key TEXT NOT NULL DEFAULT '';
+CREATE INDEX idx_items_inflight ON items (slot_key) WHERE status IN ('IN_PROGRESS', 'JUDGING');
+COMMENT ON COLUMN items.slot_key IS 'provider_id:model whose concurrency slot an in-flight item holds';
+
+ALTER TABLE run_targets ADD COLUMN warmup_worker TEXT NOT NULL DEFAULT '';
+ALTER TABLE run_targets ADD COLUMN warmup_until TIMESTAMPTZ;
+COMMENT ON COLUMN run_targets.warmup_worker IS 'worker holding the warm-up lease while warmup_status is PENDING';

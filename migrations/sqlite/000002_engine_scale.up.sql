@@ -1,0 +1,11 @@
+-- Scale-out: per-(provider, model) concurrency across processes and a
+-- warm-up that exactly one worker performs.
+
+-- The (provider, model) an in-flight item holds a concurrency slot of, "provider_id:model".
+ALTER TABLE items ADD COLUMN slot_key TEXT NOT NULL DEFAULT '';
+CREATE INDEX idx_items_inflight ON items (slot_key) WHERE status IN ('IN_PROGRESS', 'JUDGING');
+
+-- SQLite cannot alter a CHECK constraint: the warm-up claim lives in its own columns,
+-- and warmup_status keeps PENDING while a worker holds the warm-up lease.
+ALTER TABLE run_targets ADD COLUMN warmup_worker TEXT NOT NULL DEFAULT '';
+ALTER TABLE run_targets ADD COLUMN warmup_until DATETIME;
