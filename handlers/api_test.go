@@ -354,8 +354,17 @@ type sseResult struct {
 
 // collectEvents reads a run's SSE stream until it ends.
 func (a *app) collectEvents(t *testing.T, runID int64, lastID string) sseResult {
+	return a.readEvents(t, runID, lastID, 30*time.Second)
+}
+
+// collectEventsWithin reads a run's SSE stream, failing if it does not end in time.
+func (a *app) collectEventsWithin(t *testing.T, runID int64, within time.Duration) sseResult {
+	return a.readEvents(t, runID, "", within)
+}
+
+func (a *app) readEvents(t *testing.T, runID int64, lastID string, within time.Duration) sseResult {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), within)
 	defer cancel()
 	req, _ := http.NewRequestWithContext(ctx, "GET", fmt.Sprintf("%s/api/runs/%d/events", a.srv.URL, runID), nil)
 	if lastID != "" {
@@ -363,11 +372,13 @@ func (a *app) collectEvents(t *testing.T, runID int64, lastID string) sseResult 
 	}
 	res, err := http.DefaultClient.Do(req)
 	if err != nil {
-		t.Fatal(err)
+		t.Error(err)
+		return sseResult{}
 	}
 	defer res.Body.Close()
 	if ct := res.Header.Get("Content-Type"); ct != "text/event-stream" {
-		t.Fatalf("content type %q", ct)
+		t.Errorf("content type %q", ct)
+		return sseResult{}
 	}
 	var out sseResult
 	sc := bufio.NewScanner(res.Body)
@@ -383,7 +394,7 @@ func (a *app) collectEvents(t *testing.T, runID int64, lastID string) sseResult 
 			case "log":
 				var l store.RunLog
 				if err := json.Unmarshal([]byte(strings.TrimPrefix(line, "data: ")), &l); err != nil {
-					t.Fatalf("log event: %v", err)
+					t.Errorf("log event: %v", err)
 				}
 				out.logIDs = append(out.logIDs, l.ID)
 			case "progress":
@@ -393,7 +404,46 @@ func (a *app) collectEvents(t *testing.T, runID int64, lastID string) sseResult 
 		}
 	}
 	if ctx.Err() != nil {
-		t.Fatalf("SSE stream did not end: %+v", out)
+		t.Errorf("SSE stream did not end within %s: %+v", within, out)
 	}
 	return out
+}
+
+// TestLiveProgressFromAnotherProcess: the web process's engine does nothing;
+// a "worker" engine with its own broker does the run. The web page's stream
+// still follows it, woken by PostgreSQL NOTIFY rather than its 15 s heartbeat.
+func TestLiveProgressFromAnotherProcess(t *testing.T) {
+	st := storetest.Postgres(t)
+	webBroker := engine.NewBroker()
+	web := engine.New(engine.Config{}, st, webBroker, slog.New(slog.DiscardHandler)) // never Run: serves pages only
+	srv := httptest.NewServer(handlers.New(st, web, slog.New(slog.DiscardHandler)))
+	ctx, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	t.Cleanup(func() { srv.Close(); cancel(); wg.Wait() })
+	wg.Go(func() { st.ListenRuns(ctx, webBroker.Publish, func(err error) { t.Log(err) }) })
+
+	fake := llmtest.New(t, func(r llmtest.ChatRequest) llmtest.Reply {
+		rep := llmtest.DefaultReply(r)
+		rep.Delay = 20 * time.Millisecond
+		return rep
+	})
+	a := &app{srv: srv, st: st, fake: fake}
+	var p store.Provider
+	a.do(t, call{method: "POST", path: "/api/providers", body: fmt.Sprintf(`{"name":"Fake","base_url":%q}`, fake.URL)}, 201, &p)
+	a.do(t, call{method: "POST", path: "/api/tasks", body: `{"task_id":"x-1","category":"c","question":"q1"}`}, 201, nil)
+	a.do(t, call{method: "POST", path: "/api/tasks", body: `{"task_id":"x-2","category":"c","question":"q2"}`}, 201, nil)
+	var col store.CollectionDetail
+	a.do(t, call{method: "POST", path: "/api/collections", body: `{"name":"X","task_ids":["x-1","x-2"]}`}, 201, &col)
+	var run runReply
+	a.do(t, call{method: "POST", path: "/api/runs", body: fmt.Sprintf(`{"judge":{"provider_id":%d,"model":"j"},"targets":[{"provider_id":%d,"model":"m"}],"collection_ids":[%d]}`, p.ID, p.ID, col.ID)}, 201, &run)
+
+	// Subscribe before the worker starts, so every change must come through NOTIFY.
+	done := make(chan sseResult, 1)
+	go func() { done <- a.collectEventsWithin(t, run.ID, 10*time.Second) }()
+	worker := engine.New(engine.Config{PollInterval: 20 * time.Millisecond}, st, engine.NewBroker(), slog.New(slog.DiscardHandler))
+	wg.Go(func() { worker.Run(ctx) })
+	res := <-done
+	if res.last != "end" || len(res.logIDs) < 6 {
+		t.Fatalf("stream from another process: %+v", res)
+	}
 }

@@ -252,7 +252,7 @@ func classify(ctx context.Context, err error, timeout time.Duration) error {
 	}
 	var syntaxErr *json.SyntaxError
 	var typeErr *json.UnmarshalTypeError
-	if errors.As(err, &syntaxErr) || errors.As(err, &typeErr) {
+	if errors.As(err, &syntaxErr) || errors.As(err, &typeErr) || strings.HasPrefix(err.Error(), "error parsing response json") {
 		return &Error{Kind: KindMalformed, Message: "the reply is not valid JSON: " + err.Error()}
 	}
 	return &Error{Kind: KindTransient, Message: err.Error()}

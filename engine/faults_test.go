@@ -1,0 +1,260 @@
+package engine_test
+
+import (
+	"context"
+	"log/slog"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"tribunal/engine"
+	"tribunal/llm/llmtest"
+	"tribunal/store"
+	"tribunal/store/storetest"
+)
+
+// TestFaultsEndInCompletedOrFailed injects every kind of provider fault:
+// each item ends COMPLETED, or FAILED with its reason, and retry-judging
+// recovers the judge failures once the judge behaves.
+func TestFaultsEndInCompletedOrFailed(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, st *store.Store) {
+		var mu sync.Mutex
+		calls := map[string][]time.Time{}
+		judgeFixed := atomic.Bool{}
+		script := func(r llmtest.ChatRequest) llmtest.Reply {
+			mu.Lock()
+			key := r.Last()
+			if r.IsJudge() {
+				key = "judge:" + between(r.Last(), "<<<ANSWER\n", "\nANSWER>>>")
+			}
+			calls[key] = append(calls[key], time.Now())
+			n := len(calls[key])
+			mu.Unlock()
+			switch {
+			case r.IsWarmup():
+				return llmtest.DefaultReply(r)
+			case r.IsJudge() && strings.Contains(key, "What is 3+3?") && !judgeFixed.Load():
+				return llmtest.Reply{Content: `{"score": "excellent", "reasoning": "malformed on purpose"}`}
+			case r.IsJudge():
+				return llmtest.DefaultReply(r)
+			case key == "What is 0+0?" && n == 1:
+				return llmtest.Reply{Status: 500, Content: "internal error"}
+			case key == "What is 1+1?" && n == 1:
+				return llmtest.Reply{Status: 429, Content: "slow down", RetryAfter: "1"}
+			case key == "What is 2+2?" && n == 1:
+				return llmtest.Reply{Hang: true}
+			case key == "What is 4+4?":
+				return llmtest.Reply{Status: 403, Content: "model not allowed for this key"}
+			case key == "What is 5+5?":
+				return llmtest.Reply{Raw: `{"choices": [`}
+			}
+			return llmtest.DefaultReply(r)
+		}
+		b := setup(t, st, 6, script)
+		run := b.start(t, "fake-small")
+		final := b.waitRun(t, run.ID)
+		if final.Status != store.RunFinished {
+			t.Fatalf("run %s", final.Status)
+		}
+		got := map[string]store.ItemView{}
+		for _, it := range items(t, st, run.ID) {
+			got[it.TaskID] = it
+		}
+		want := map[string]struct {
+			status  store.ItemStatus
+			errPart string
+		}{
+			"t000": {store.ItemCompleted, ""},
+			"t001": {store.ItemCompleted, ""},
+			"t002": {store.ItemCompleted, ""},
+			"t003": {store.ItemFailed, `raw judge output: {"score": "excellent"`},
+			"t004": {store.ItemFailed, "HTTP 403 Forbidden: model not allowed for this key"},
+			"t005": {store.ItemFailed, "not valid JSON"},
+		}
+		for task, w := range want {
+			it := got[task]
+			if it.Status != w.status || (w.errPart != "" && !strings.Contains(it.Error, w.errPart)) {
+				t.Errorf("%s: %s %q, want %s with %q", task, it.Status, it.Error, w.status, w.errPart)
+			}
+		}
+		mu.Lock()
+		if c := calls["What is 1+1?"]; len(c) != 2 || c[1].Sub(c[0]) < time.Second {
+			t.Errorf("429 with Retry-After: 1 was retried after %v (%d calls)", gap(c), len(c))
+		}
+		if c := calls["What is 4+4?"]; len(c) != 1 {
+			t.Errorf("403 was retried: %d calls", len(c))
+		}
+		if c := calls["What is 5+5?"]; len(c) != 3 {
+			t.Errorf("malformed reply tried %d times, want 3 attempts", len(c))
+		}
+		if c := calls["judge:Answer: What is 3+3?"]; len(c) != 3 {
+			t.Errorf("bad judge output tried %d times, want 3", len(c))
+		}
+		mu.Unlock()
+
+		judgeFixed.Store(true)
+		n, err := b.eng.RetryJudging(context.Background(), run.ID)
+		if err != nil || n != 1 {
+			t.Fatalf("retry judging: %d, %v", n, err)
+		}
+		final = b.waitRun(t, run.ID)
+		it := itemByTask(t, st, run.ID, "t003")
+		if final.Status != store.RunFinished || it.Status != store.ItemCompleted || it.Score == nil || *it.Score != 7 {
+			t.Errorf("after retry-judging: run %s, item %s %v %q", final.Status, it.Status, it.Score, it.Error)
+		}
+		if it := itemByTask(t, st, run.ID, "t004"); it.Status != store.ItemFailed {
+			t.Errorf("retry-judging touched an item that failed benchmarking: %s", it.Status)
+		}
+	})
+}
+
+func gap(ts []time.Time) time.Duration {
+	if len(ts) < 2 {
+		return 0
+	}
+	return ts[1].Sub(ts[0])
+}
+
+func between(s, a, b string) string {
+	_, rest, _ := strings.Cut(s, a)
+	v, _, _ := strings.Cut(rest, b)
+	return v
+}
+
+func itemByTask(t *testing.T, st *store.Store, runID int64, task string) store.ItemView {
+	t.Helper()
+	for _, it := range items(t, st, runID) {
+		if it.TaskID == task {
+			return it
+		}
+	}
+	t.Fatalf("no item for %s", task)
+	return store.ItemView{}
+}
+
+// TestConcurrencyLimitAcrossEngines runs two engines (as two worker processes
+// would) on one database: the provider's concurrency of 2 per model holds
+// across both, each model is warmed up once, and every item runs once.
+func TestConcurrencyLimitAcrossEngines(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, st *store.Store) {
+		var mu sync.Mutex
+		inflight, peak := map[string]int{}, map[string]int{}
+		warmups := map[string]int{}
+		answered := map[string]int{}
+		b := setup(t, st, 12, func(r llmtest.ChatRequest) llmtest.Reply {
+			mu.Lock()
+			inflight[r.Model]++
+			peak[r.Model] = max(peak[r.Model], inflight[r.Model])
+			if r.IsWarmup() {
+				warmups[r.Model]++
+			} else if !r.IsJudge() {
+				answered[r.Model+"|"+r.Last()]++
+			}
+			mu.Unlock()
+			time.Sleep(15 * time.Millisecond) // the call is "in flight" while the script runs
+			mu.Lock()
+			inflight[r.Model]--
+			mu.Unlock()
+			return llmtest.DefaultReply(r)
+		})
+		ctx := context.Background()
+		in := store.ProviderInput{Name: "fake", BaseURL: b.fake.URL, Concurrency: 2, TimeoutSeconds: 5}
+		if _, err := st.UpdateProvider(ctx, b.provider.ID, in); err != nil {
+			t.Fatal(err)
+		}
+		second := engine.New(engine.Config{PollInterval: 20 * time.Millisecond, Lease: 3 * time.Second}, st, engine.NewBroker(), slog.New(slog.DiscardHandler))
+		runCtx, cancel := context.WithCancel(ctx)
+		var wg sync.WaitGroup
+		wg.Go(func() { second.Run(runCtx) })
+		defer func() { cancel(); wg.Wait() }()
+
+		run := b.start(t, "fake-small", "fake-large")
+		if final := b.waitRun(t, run.ID); final.Status != store.RunFinished {
+			t.Fatalf("run %s", final.Status)
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		for model, p := range peak {
+			if p > 2 {
+				t.Errorf("%s had %d calls in flight, above the provider's concurrency 2", model, p)
+			}
+		}
+		if peak["fake-small"] < 2 {
+			t.Errorf("fake-small never ran 2 calls at once (peak %d): concurrency unused", peak["fake-small"])
+		}
+		for _, m := range []string{"fake-small", "fake-large"} {
+			if warmups[m] != 1 {
+				t.Errorf("%s warmed up %d times, want once", m, warmups[m])
+			}
+		}
+		for k, n := range answered {
+			if n != 1 {
+				t.Errorf("%s asked %d times", k, n)
+			}
+		}
+		if len(answered) != 24 {
+			t.Errorf("%d distinct questions asked, want 24", len(answered))
+		}
+	})
+}
+
+// TestPauseStopsClaimingAndResumeFinishes pauses a run mid-way: nothing new is
+// claimed while paused (the call in flight finishes), and resume completes it.
+func TestPauseStopsClaimingAndResumeFinishes(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, st *store.Store) {
+		gate := make(chan struct{})
+		var once sync.Once
+		var asked atomic.Int64
+		b := setup(t, st, 5, func(r llmtest.ChatRequest) llmtest.Reply {
+			if !r.IsJudge() && !r.IsWarmup() {
+				if asked.Add(1) == 2 {
+					<-gate // hold the second question until the run is paused
+				}
+			}
+			return llmtest.DefaultReply(r)
+		})
+		ctx := context.Background()
+		run := b.start(t, "fake-small")
+		waitFor(t, func() bool { return asked.Load() == 2 })
+		if _, err := b.eng.Pause(ctx, run.ID); err != nil {
+			t.Fatal(err)
+		}
+		once.Do(func() { close(gate) })
+		// The call in flight finishes; then nothing is in progress and nothing new is asked.
+		waitFor(t, func() bool {
+			p, _ := st.RunProgress(ctx, run.ID)
+			return p.Count(store.ItemInProgress) == 0 && p.Count(store.ItemWaitingForJudge) == 2
+		})
+		for range 5 {
+			b.eng.Wake()
+		}
+		prog, _ := st.RunProgress(ctx, run.ID)
+		if got, _ := st.Run(ctx, run.ID); got.Status != store.RunPaused || prog.Count(store.ItemNew) != 3 || asked.Load() != 2 {
+			t.Fatalf("paused run: %s, %d new, %d asked", got.Status, prog.Count(store.ItemNew), asked.Load())
+		}
+		if _, err := b.eng.Resume(ctx, run.ID); err != nil {
+			t.Fatal(err)
+		}
+		if final := b.waitRun(t, run.ID); final.Status != store.RunFinished || asked.Load() != 5 {
+			t.Fatalf("after resume: %s, %d asked", final.Status, asked.Load())
+		}
+		if _, err := b.eng.Resume(ctx, run.ID); err == nil {
+			t.Error("resuming a finished run was accepted")
+		}
+	})
+}
+
+// waitFor polls cond until it holds (or fails the test after 10 s).
+func waitFor(t *testing.T, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatal("condition not met within 10s")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
