@@ -51,10 +51,20 @@ type Engine struct {
 	clientFunc func(p *store.Provider) *llm.Client
 	notify     *notifier
 
-	mu       sync.Mutex
-	limiters map[int64]*providerLimiter
-	inflight sync.WaitGroup
+	mu        sync.Mutex
+	limiters  map[int64]*providerLimiter
+	providers map[int64]cachedProvider
+	judges    map[int64][]store.RunJudge // a run's judges never change
+	inflight  sync.WaitGroup
 }
+
+// cachedProvider spares a query per dispatch; edits apply within providerTTL.
+type cachedProvider struct {
+	p       *store.Provider
+	fetched time.Time
+}
+
+const providerTTL = time.Second
 
 // providerLimiter is a provider's token bucket, rebuilt when its rate changes.
 type providerLimiter struct {
@@ -86,6 +96,8 @@ func New(cfg Config, st *store.Store, broker *Broker, logger *slog.Logger) *Engi
 		clientFunc: func(p *store.Provider) *llm.Client { return llm.New(endpoint(p), httpClient) },
 		notify:     newNotifier(st, logger),
 		limiters:   map[int64]*providerLimiter{},
+		providers:  map[int64]cachedProvider{},
+		judges:     map[int64][]store.RunJudge{},
 	}
 }
 
@@ -134,6 +146,14 @@ func (e *Engine) Run(ctx context.Context) error {
 			return nil
 		case <-timer.C:
 		case <-e.wake:
+			if len(e.slots) > 0 {
+				// Calls are finishing: gather a few more before claiming, so
+				// one pass refills several slots instead of one each.
+				select {
+				case <-ctx.Done():
+				case <-time.After(passBatchWindow):
+				}
+			}
 		}
 		if err := e.pass(ctx); err != nil && ctx.Err() == nil {
 			e.log.ErrorContext(ctx, "engine pass", "err", err)
@@ -147,6 +167,9 @@ func (e *Engine) Run(ctx context.Context) error {
 		timer.Reset(jitter(e.cfg.PollInterval))
 	}
 }
+
+// passBatchWindow is how long a busy engine waits after a wake-up before claiming.
+const passBatchWindow = 2 * time.Millisecond
 
 func jitter(d time.Duration) time.Duration { return d + rand.N(d/10+1) }
 
@@ -205,7 +228,7 @@ func (e *Engine) dispatch(ctx context.Context, run *store.Run) error {
 			return err
 		}
 		e.logRun(ctx, run.ID, store.LogInfo, "run", fmt.Sprintf("Run started: %d target(s), judge %s", len(r.Targets), judgeName(r)), "")
-		*run = *r
+		run.Status = r.Status
 	}
 	if run.Phase == store.PhaseBenchmarking {
 		done, err := e.dispatchBenchmark(ctx, run)
@@ -281,10 +304,14 @@ func (e *Engine) dispatchBenchmark(ctx context.Context, run *store.Run) (done bo
 }
 
 func (e *Engine) dispatchJudging(ctx context.Context, run *store.Run) error {
-	if len(run.Judges) == 0 {
+	judges, err := e.runJudges(ctx, run.ID)
+	if err != nil {
+		return err
+	}
+	if len(judges) == 0 {
 		return e.store.FailRun(ctx, run.ID, "the run has no judge")
 	}
-	judge := run.Judges[0]
+	judge := judges[0]
 	p, perr := e.provider(ctx, judge.ProviderID)
 	n := e.freeSlots()
 	if n == 0 {
@@ -331,11 +358,40 @@ func (e *Engine) provider(ctx context.Context, id *int64) (*store.Provider, erro
 	if id == nil {
 		return nil, errors.New("the provider was deleted")
 	}
+	e.mu.Lock()
+	c, ok := e.providers[*id]
+	e.mu.Unlock()
+	if ok && time.Since(c.fetched) < providerTTL {
+		return c.p, nil
+	}
 	p, err := e.store.ProviderWithSecrets(ctx, *id)
 	if errors.Is(err, store.ErrNotFound) {
 		return nil, errors.New("the provider was deleted")
 	}
-	return p, err
+	if err != nil {
+		return nil, err
+	}
+	e.mu.Lock()
+	e.providers[*id] = cachedProvider{p: p, fetched: time.Now()}
+	e.mu.Unlock()
+	return p, nil
+}
+
+func (e *Engine) runJudges(ctx context.Context, runID int64) ([]store.RunJudge, error) {
+	e.mu.Lock()
+	js, ok := e.judges[runID]
+	e.mu.Unlock()
+	if ok {
+		return js, nil
+	}
+	js, err := e.store.RunJudges(ctx, runID)
+	if err != nil {
+		return nil, err
+	}
+	e.mu.Lock()
+	e.judges[runID] = js
+	e.mu.Unlock()
+	return js, nil
 }
 
 // waitRate blocks until the provider's requests-per-minute bucket allows a call.
@@ -405,7 +461,6 @@ func (e *Engine) benchmark(ctx context.Context, p *store.Provider, client *llm.C
 	stop := e.renewLease(ctx, &w.Item)
 	defer stop()
 	req := llm.Request{Model: w.Target.Model, Messages: []llm.Message{{Role: "user", Content: w.Task.Question}}}
-	e.logItem(ctx, w, store.LogInfo, "prompt", fmt.Sprintf("→ %s · %s", w.Target.Label(), w.Task.TaskKey), w.Task.Question)
 	resp, err := e.chat(ctx, p, client, req)
 	if err != nil {
 		e.callFailed(ctx, w, store.PhaseBenchmarking, err, "")
@@ -414,12 +469,14 @@ func (e *Engine) benchmark(ctx context.Context, p *store.Provider, client *llm.C
 	record, _ := json.Marshal(requestRecord{Model: req.Model, Messages: req.Messages, Provider: w.Target.ProviderName})
 	res := store.BenchmarkResult{Request: string(record), Response: resp.Text, TimeMs: resp.Duration.Milliseconds(),
 		PromptTokens: resp.PromptTokens, CompletionTokens: resp.CompletionTokens, TokensPerS: resp.TokensPerSecond()}
-	if err := e.store.CompleteBenchmark(context.WithoutCancel(ctx), &w.Item, res); err != nil {
+	entry := itemLog(w, store.LogInfo, "answer", fmt.Sprintf("%s · %s answered (%d ms, %d tokens, %.1f tok/s)",
+		w.Target.Label(), w.Task.TaskKey, res.TimeMs, res.CompletionTokens, res.TokensPerS),
+		"PROMPT\n"+w.Task.Question+"\n\nRESPONSE\n"+resp.Text)
+	if err := e.store.CompleteBenchmark(context.WithoutCancel(ctx), &w.Item, res, entry); err != nil {
 		e.log.ErrorContext(ctx, "store benchmark result", "item_id", w.ID, "err", err)
 		return
 	}
-	e.logItem(ctx, w, store.LogInfo, "response", fmt.Sprintf("← %s · %s (%d ms, %d tokens, %.1f tok/s)",
-		w.Target.Label(), w.Task.TaskKey, res.TimeMs, res.CompletionTokens, res.TokensPerS), resp.Text)
+	e.changed(w.RunID)
 }
 
 func (e *Engine) judge(ctx context.Context, judge store.RunJudge, p *store.Provider, client *llm.Client, w *store.WorkItem) {
@@ -452,11 +509,12 @@ func (e *Engine) judge(ctx context.Context, judge store.RunJudge, p *store.Provi
 	}
 	score := store.Score{RunJudgeID: &judge.ID, Source: fmt.Sprintf("judge:%d", judge.ID), Metric: "score",
 		Score: float64(v.Score), Reasoning: v.Reasoning, Raw: resp.Text}
-	if err := e.store.CompleteJudging(context.WithoutCancel(ctx), &w.Item, []store.Score{score}); err != nil {
+	entry := itemLog(w, store.LogInfo, "verdict", fmt.Sprintf("⚖ %s · %s: score %d/10", w.Target.Label(), w.Task.TaskKey, v.Score), v.Reasoning)
+	if err := e.store.CompleteJudging(context.WithoutCancel(ctx), &w.Item, []store.Score{score}, entry); err != nil {
 		e.log.ErrorContext(ctx, "store verdict", "item_id", w.ID, "err", err)
 		return
 	}
-	e.logItem(ctx, w, store.LogInfo, "verdict", fmt.Sprintf("⚖ %s · %s: score %d/10", w.Target.Label(), w.Task.TaskKey, v.Score), v.Reasoning)
+	e.changed(w.RunID)
 }
 
 // maybeFinish ends the run once every item is COMPLETED or FAILED.
@@ -496,7 +554,7 @@ func (e *Engine) callFailed(ctx context.Context, w *store.WorkItem, phase store.
 	}
 	if ctx.Err() != nil {
 		// Shutting down: hand the item back for the next worker.
-		if rerr := e.store.RetryItem(wctx, &w.Item, back, time.Now().UTC(), "interrupted by shutdown"); rerr != nil {
+		if rerr := e.store.RetryItem(wctx, &w.Item, back, time.Now().UTC(), "interrupted by shutdown", nil); rerr != nil {
 			e.log.ErrorContext(wctx, "release item", "item_id", w.ID, "err", rerr)
 		}
 		return
@@ -515,21 +573,23 @@ func (e *Engine) callFailed(ctx context.Context, w *store.WorkItem, phase store.
 	if le != nil && le.RetryAfter > 0 {
 		delay = le.RetryAfter
 	}
-	if rerr := e.store.RetryItem(wctx, &w.Item, back, time.Now().UTC().Add(delay), reason); rerr != nil {
+	entry := itemLog(w, store.LogWarn, "retry", fmt.Sprintf("%s · %s: attempt %d failed, retry in %s: %s",
+		w.Target.Label(), w.Task.TaskKey, w.Attempts, delay.Round(time.Millisecond), err), raw)
+	if rerr := e.store.RetryItem(wctx, &w.Item, back, time.Now().UTC().Add(delay), reason, entry); rerr != nil {
 		e.log.ErrorContext(wctx, "schedule retry", "item_id", w.ID, "err", rerr)
 		return
 	}
-	e.logItem(ctx, w, store.LogWarn, "retry", fmt.Sprintf("%s · %s: attempt %d failed, retry in %s: %s",
-		w.Target.Label(), w.Task.TaskKey, w.Attempts, delay.Round(time.Millisecond), err), raw)
+	e.changed(w.RunID)
 }
 
 func (e *Engine) failNow(ctx context.Context, w *store.WorkItem, phase store.Phase, reason string) {
 	wctx := context.WithoutCancel(ctx)
-	if err := e.store.FailItem(wctx, &w.Item, phase, reason); err != nil {
+	entry := itemLog(w, store.LogError, "failed", fmt.Sprintf("✗ %s · %s failed in %s", w.Target.Label(), w.Task.TaskKey, phase), reason)
+	if err := e.store.FailItem(wctx, &w.Item, phase, reason, entry); err != nil {
 		e.log.ErrorContext(wctx, "fail item", "item_id", w.ID, "err", err)
 		return
 	}
-	e.logItem(ctx, w, store.LogError, "failed", fmt.Sprintf("✗ %s · %s failed in %s", w.Target.Label(), w.Task.TaskKey, phase), reason)
+	e.changed(w.RunID)
 }
 
 // backoff is base·2^(attempt-1), capped, with up to 25% jitter.
@@ -567,9 +627,10 @@ func (e *Engine) logRun(ctx context.Context, runID int64, level store.LogLevel, 
 	e.appendLog(ctx, &store.RunLog{RunID: runID, Level: level, Kind: kind, Message: msg, Detail: detail})
 }
 
-func (e *Engine) logItem(ctx context.Context, w *store.WorkItem, level store.LogLevel, kind, msg, detail string) {
+// itemLog is a live-log entry about an item, written with its outcome.
+func itemLog(w *store.WorkItem, level store.LogLevel, kind, msg, detail string) *store.RunLog {
 	id := w.ID
-	e.appendLog(ctx, &store.RunLog{RunID: w.RunID, ItemID: &id, Level: level, Kind: kind, Message: msg, Detail: detail})
+	return &store.RunLog{RunID: w.RunID, ItemID: &id, Level: level, Kind: kind, Message: msg, Detail: detail}
 }
 
 func (e *Engine) appendLog(ctx context.Context, entry *store.RunLog) {

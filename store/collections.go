@@ -104,19 +104,19 @@ func (s *Store) ResolveTaskRefs(ctx context.Context, field string, refs []TaskRe
 		TaskKey string
 	}
 	var rows []row
-	if len(ids) > 0 || len(keys) > 0 {
-		q := s.conn(ctx).Model(&Task{}).Select("id, task_key")
-		switch {
-		case len(ids) > 0 && len(keys) > 0:
-			q = q.Where("id IN ? OR task_key IN ?", ids, keys)
-		case len(ids) > 0:
-			q = q.Where("id IN ?", ids)
-		default:
-			q = q.Where("task_key IN ?", keys)
+	find := func(column string, vals any) error {
+		var part []row
+		if err := s.conn(ctx).Model(&Task{}).Select("id, task_key").Where(column+" IN ?", vals).Find(&part).Error; err != nil {
+			return fmt.Errorf("store: resolve tasks: %w", err)
 		}
-		if err := q.Find(&rows).Error; err != nil {
-			return nil, fmt.Errorf("store: resolve tasks: %w", err)
-		}
+		rows = append(rows, part...)
+		return nil
+	}
+	if err := inChunks(ids, func(part []int64) error { return find("id", part) }); err != nil {
+		return nil, err
+	}
+	if err := inChunks(keys, func(part []string) error { return find("task_key", part) }); err != nil {
+		return nil, err
 	}
 	byID, byKey := map[int64]bool{}, map[string]int64{}
 	for _, r := range rows {
@@ -233,12 +233,12 @@ func (s *Store) PatchCollectionTasks(ctx context.Context, id int64, add, remove 
 		if err := tx.addCollectionTasks(ctx, id, addIDs); err != nil {
 			return err
 		}
-		if len(removeIDs) > 0 {
-			if err := tx.conn(ctx).Where("collection_id = ? AND task_id IN ?", id, removeIDs).Delete(&collectionTask{}).Error; err != nil {
+		return inChunks(removeIDs, func(part []int64) error {
+			if err := tx.conn(ctx).Where("collection_id = ? AND task_id IN ?", id, part).Delete(&collectionTask{}).Error; err != nil {
 				return fmt.Errorf("store: remove collection tasks: %w", err)
 			}
-		}
-		return nil
+			return nil
+		})
 	})
 	if err != nil {
 		return nil, err
@@ -287,4 +287,16 @@ func (s *Store) CollectionMembers(ctx context.Context, id int64, taskIDs []int64
 		out[t] = true
 	}
 	return out, nil
+}
+
+// inChunks calls fn on successive parts of vals small enough for any
+// database's limit on bound parameters.
+func inChunks[T any](vals []T, fn func(part []T) error) error {
+	const chunk = 1000
+	for start := 0; start < len(vals); start += chunk {
+		if err := fn(vals[start:min(start+chunk, len(vals))]); err != nil {
+			return err
+		}
+	}
+	return nil
 }

@@ -1,8 +1,10 @@
 package store
 
 import (
+	"cmp"
 	"context"
 	"fmt"
+	"slices"
 	"time"
 
 	"gorm.io/gorm"
@@ -42,7 +44,7 @@ func SlotKey(providerID *int64, model string) string {
 // limit holds across processes. Attempts is incremented and doubles as the
 // claim token for the result write.
 func (s *Store) ClaimItems(ctx context.Context, p ClaimParams) ([]Item, error) {
-	var ids []int64
+	var items []Item
 	err := s.Transact(ctx, func(tx *Store) error {
 		limit := max(p.Limit, 1)
 		if p.SlotLimit > 0 {
@@ -78,19 +80,12 @@ func (s *Store) ClaimItems(ctx context.Context, p ClaimParams) ([]Item, error) {
 			WHERE id IN (SELECT id FROM items WHERE run_id = ? AND status = ?
 				AND (next_retry_at IS NULL OR next_retry_at <= ?)`+target+`
 				ORDER BY id LIMIT ?`+lock+`)
-			RETURNING id`, args...).Scan(&ids).Error
+			RETURNING *`, args...).Scan(&items).Error
 	})
 	if err != nil {
 		return nil, fmt.Errorf("store: claim items: %w", err)
 	}
-	if len(ids) == 0 {
-		return nil, nil
-	}
-	// Re-read through GORM so timestamps decode the same way on both databases.
-	var items []Item
-	if err := s.conn(ctx).Where("id IN ?", ids).Order("id").Find(&items).Error; err != nil {
-		return nil, fmt.Errorf("store: read claimed items: %w", err)
-	}
+	slices.SortFunc(items, func(a, b Item) int { return cmp.Compare(a.ID, b.ID) })
 	return items, nil
 }
 
@@ -104,16 +99,28 @@ func (s *Store) claimed(ctx context.Context, it *Item) *gorm.DB {
 // ErrLeaseLost means the item was taken from this worker (lease expired, run deleted).
 var ErrLeaseLost = &ConflictError{Message: "item lease lost"}
 
-func (s *Store) updateClaimed(ctx context.Context, it *Item, updates map[string]any) error {
-	updates["updated_at"] = s.now()
-	res := s.claimed(ctx, it).Updates(updates)
-	if res.Error != nil {
-		return fmt.Errorf("store: update item %d: %w", it.ID, res.Error)
-	}
-	if res.RowsAffected == 0 {
-		return fmt.Errorf("store: update item %d: %w", it.ID, ErrLeaseLost)
-	}
-	return nil
+// updateClaimed writes a claimed item's outcome and, in the same
+// transaction, its live-log entry (nil: none), so one commit covers both.
+func (s *Store) updateClaimed(ctx context.Context, it *Item, updates map[string]any, entry *RunLog, more ...func(tx *Store) error) error {
+	return s.Transact(ctx, func(tx *Store) error {
+		updates["updated_at"] = s.now()
+		res := tx.claimed(ctx, it).Updates(updates)
+		if res.Error != nil {
+			return fmt.Errorf("store: update item %d: %w", it.ID, res.Error)
+		}
+		if res.RowsAffected == 0 {
+			return fmt.Errorf("store: update item %d: %w", it.ID, ErrLeaseLost)
+		}
+		for _, fn := range more {
+			if err := fn(tx); err != nil {
+				return err
+			}
+		}
+		if entry != nil {
+			return tx.AppendLog(ctx, entry)
+		}
+		return nil
+	})
 }
 
 // BenchmarkResult is what a target model answered.
@@ -127,44 +134,42 @@ type BenchmarkResult struct {
 }
 
 // CompleteBenchmark stores the answer and hands the item to the judge.
-func (s *Store) CompleteBenchmark(ctx context.Context, it *Item, r BenchmarkResult) error {
+func (s *Store) CompleteBenchmark(ctx context.Context, it *Item, r BenchmarkResult, entry *RunLog) error {
 	return s.updateClaimed(ctx, it, map[string]any{
 		"status": ItemWaitingForJudge, "request": r.Request, "response": r.Response, "time_ms": r.TimeMs,
 		"prompt_tokens": r.PromptTokens, "completion_tokens": r.CompletionTokens, "tokens_per_s": r.TokensPerS,
 		"error": "", "worker_id": "", "lease_until": nil, "attempts": 0, "next_retry_at": nil,
-	})
+	}, entry)
 }
 
 // RetryItem puts a claimed item back to status with a retry time and the error seen.
-func (s *Store) RetryItem(ctx context.Context, it *Item, back ItemStatus, at time.Time, reason string) error {
+func (s *Store) RetryItem(ctx context.Context, it *Item, back ItemStatus, at time.Time, reason string, entry *RunLog) error {
 	return s.updateClaimed(ctx, it, map[string]any{
 		"status": back, "next_retry_at": at, "error": reason, "worker_id": "", "lease_until": nil,
-	})
+	}, entry)
 }
 
 // FailItem marks a claimed item FAILED, keeping the reason and the phase it failed in.
-func (s *Store) FailItem(ctx context.Context, it *Item, phase Phase, reason string) error {
+func (s *Store) FailItem(ctx context.Context, it *Item, phase Phase, reason string, entry *RunLog) error {
 	return s.updateClaimed(ctx, it, map[string]any{
 		"status": ItemFailed, "failed_phase": phase, "error": reason, "worker_id": "", "lease_until": nil,
-	})
+	}, entry)
 }
 
 // CompleteJudging stores the judges' scores and completes the item, once.
-func (s *Store) CompleteJudging(ctx context.Context, it *Item, scores []Score) error {
-	return s.Transact(ctx, func(tx *Store) error {
-		if err := tx.updateClaimed(ctx, it, map[string]any{
-			"status": ItemCompleted, "error": "", "worker_id": "", "lease_until": nil, "next_retry_at": nil,
-		}); err != nil {
-			return err
-		}
+func (s *Store) CompleteJudging(ctx context.Context, it *Item, scores []Score, entry *RunLog) error {
+	return s.updateClaimed(ctx, it, map[string]any{
+		"status": ItemCompleted, "error": "", "worker_id": "", "lease_until": nil, "next_retry_at": nil,
+	}, entry, func(tx *Store) error {
 		now := s.now()
 		for i := range scores {
 			scores[i].RunID, scores[i].ItemID, scores[i].CreatedAt = it.RunID, it.ID, now
 		}
-		if len(scores) > 0 {
-			if err := tx.conn(ctx).Create(&scores).Error; err != nil {
-				return fmt.Errorf("store: save scores: %w", err)
-			}
+		if len(scores) == 0 {
+			return nil
+		}
+		if err := tx.conn(ctx).Create(&scores).Error; err != nil {
+			return fmt.Errorf("store: save scores: %w", err)
 		}
 		return nil
 	})

@@ -282,13 +282,23 @@ func (s *Store) Runs(ctx context.Context, f RunFilter) (Page[Run], error) {
 	return out, nil
 }
 
-// ActiveRuns lists runs the engine should work on (PENDING or RUNNING), oldest first.
+// ActiveRuns lists runs the engine should work on (PENDING or RUNNING),
+// oldest first, without their targets and judges: it runs on every pass.
 func (s *Store) ActiveRuns(ctx context.Context) ([]Run, error) {
 	var rs []Run
-	if err := s.runQuery(ctx).Where("status IN ?", []RunStatus{RunPending, RunRunning}).Order("id").Find(&rs).Error; err != nil {
+	if err := s.conn(ctx).Where("status IN ?", []RunStatus{RunPending, RunRunning}).Order("id").Find(&rs).Error; err != nil {
 		return nil, fmt.Errorf("store: active runs: %w", err)
 	}
 	return rs, nil
+}
+
+// RunJudges lists a run's judges in order.
+func (s *Store) RunJudges(ctx context.Context, runID int64) ([]RunJudge, error) {
+	var js []RunJudge
+	if err := s.conn(ctx).Where("run_id = ?", runID).Order("position").Find(&js).Error; err != nil {
+		return nil, fmt.Errorf("store: run judges: %w", err)
+	}
+	return js, nil
 }
 
 // DeleteRun removes a run with its items, scores and log.

@@ -172,3 +172,33 @@ func (s *Store) DeleteTask(ctx context.Context, id int64) error {
 	}
 	return nil
 }
+
+// CreateTasks saves many tasks in one transaction: all of them, or none
+// when any is invalid or its task_id is taken.
+func (s *Store) CreateTasks(ctx context.Context, ins []TaskInput) error {
+	now := s.now()
+	rows := make([]Task, len(ins))
+	for i := range ins {
+		if err := ins[i].Normalize(); err != nil {
+			var ve *ValidationError
+			if errors.As(err, &ve) {
+				ve.Field = fmt.Sprintf("tasks[%d].%s", i, ve.Field)
+			}
+			return err
+		}
+		in := ins[i]
+		rows[i] = Task{TaskKey: in.TaskKey, Category: in.Category, Subcategory: in.Subcategory, Question: in.Question,
+			Excellent: in.Excellent, Good: in.Good, Pass: in.Pass, IncorrectAnswerDirection: in.IncorrectAnswerDirection,
+			CreatedAt: now, UpdatedAt: now}
+	}
+	err := s.Transact(ctx, func(tx *Store) error {
+		return tx.conn(ctx).CreateInBatches(rows, 500).Error
+	})
+	if errors.Is(err, gorm.ErrDuplicatedKey) {
+		return conflict("a task_id in the batch already exists or repeats")
+	}
+	if err != nil {
+		return fmt.Errorf("store: create tasks: %w", err)
+	}
+	return nil
+}
