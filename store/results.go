@@ -47,34 +47,63 @@ const itemViewSelect = `i.id, rt.task_key, rt.category, rt.subcategory, rt.quest
 	COALESCE((SELECT sc.reasoning FROM scores sc WHERE sc.item_id = i.id AND sc.metric = 'score' ORDER BY sc.id LIMIT 1), '') AS reasoning,
 	i.response, i.error, i.time_ms, i.prompt_tokens, i.completion_tokens, i.tokens_per_s, i.attempts, i.failed_phase, i.updated_at`
 
-func (s *Store) itemsQuery(ctx context.Context, runID int64, f ItemFilter) *gorm.DB {
-	q := s.conn(ctx).Table("items i").
-		Joins("JOIN run_tasks rt ON rt.id = i.run_task_id").
-		Joins("JOIN run_targets tg ON tg.id = i.run_target_id").
-		Where("i.run_id = ?", runID)
+// itemFilterQuery is the filter on items alone (no joins), so counting and
+// skipping ahead stay index-only however large the run. A model filter is
+// resolved to its target ids first, so the planner can walk a target's index.
+func (s *Store) itemFilterQuery(ctx context.Context, runID int64, f ItemFilter) (*gorm.DB, error) {
+	q := s.conn(ctx).Table("items i").Where("i.run_id = ?", runID)
 	if f.Status != "" {
 		q = q.Where("i.status = ?", f.Status)
 	}
 	if f.Model != "" {
-		q = q.Where("tg.model = ?", f.Model)
+		var targets []int64
+		if err := s.conn(ctx).Model(&RunTarget{}).Where("run_id = ? AND model = ?", runID, f.Model).Pluck("id", &targets).Error; err != nil {
+			return nil, fmt.Errorf("store: filter items by model: %w", err)
+		}
+		q = q.Where("i.run_target_id IN ?", append(targets, 0)) // 0: no target, so an unknown model matches nothing
 	}
-	return q
+	return q, nil
 }
 
-// RunItems lists a run's items in id order, filtered and paginated.
+func itemViews(q *gorm.DB) *gorm.DB {
+	return q.Select(itemViewSelect).
+		Joins("JOIN run_tasks rt ON rt.id = i.run_task_id").
+		Joins("JOIN run_targets tg ON tg.id = i.run_target_id")
+}
+
+// RunItems lists a run's items in id order, filtered and paginated. A deep
+// page is found by walking the index for its first id, then reading only
+// the page's rows, so page 2,000 costs about what page 1 does.
 func (s *Store) RunItems(ctx context.Context, runID int64, f ItemFilter) (Page[ItemView], error) {
 	page, perPage := normPage(f.Page, f.PerPage, 50)
 	out := Page[ItemView]{Page: page, PerPage: perPage, Items: []ItemView{}}
-	if err := s.itemsQuery(ctx, runID, f).Count(&out.Total).Error; err != nil {
+	filtered := func() (*gorm.DB, error) { return s.itemFilterQuery(ctx, runID, f) }
+	q, err := filtered()
+	if err != nil {
+		return out, err
+	}
+	if err := q.Count(&out.Total).Error; err != nil {
 		return out, fmt.Errorf("store: count run items: %w", err)
 	}
-	q := s.itemsQuery(ctx, runID, f).Select(itemViewSelect).Order("i.id").Limit(perPage)
-	if f.AfterID > 0 {
-		q = q.Where("i.id > ?", f.AfterID)
-	} else {
-		q = q.Offset((page - 1) * perPage)
+	from := f.AfterID + 1
+	if f.AfterID == 0 && page > 1 {
+		var ids []int64
+		if q, err = filtered(); err != nil {
+			return out, err
+		}
+		err := q.Select("i.id").Order("i.id").Offset((page-1)*perPage).Limit(1).Pluck("i.id", &ids).Error
+		if err != nil {
+			return out, fmt.Errorf("store: seek run items: %w", err)
+		}
+		if len(ids) == 0 {
+			return out, nil // past the last page
+		}
+		from = ids[0]
 	}
-	if err := q.Scan(&out.Items).Error; err != nil {
+	if q, err = filtered(); err != nil {
+		return out, err
+	}
+	if err := itemViews(q).Where("i.id >= ?", from).Order("i.id").Limit(perPage).Scan(&out.Items).Error; err != nil {
 		return out, fmt.Errorf("store: run items: %w", err)
 	}
 	return out, nil
@@ -87,7 +116,7 @@ func (s *Store) EachRunItem(ctx context.Context, runID int64, fn func(*ItemView)
 	var after int64
 	for {
 		var rows []ItemView
-		err := s.itemsQuery(ctx, runID, ItemFilter{}).Select(itemViewSelect).
+		err := itemViews(s.conn(ctx).Table("items i").Where("i.run_id = ?", runID)).
 			Where("i.id > ?", after).Order("i.id").Limit(batch).Scan(&rows).Error
 		if err != nil {
 			return fmt.Errorf("store: export run items: %w", err)

@@ -7,3 +7,9 @@ COMMENT ON COLUMN items.slot_key IS 'provider_id:model whose concurrency slot an
 ALTER TABLE run_targets ADD COLUMN warmup_worker TEXT NOT NULL DEFAULT '';
 ALTER TABLE run_targets ADD COLUMN warmup_until TIMESTAMPTZ;
 COMMENT ON COLUMN run_targets.warmup_worker IS 'worker holding the warm-up lease while warmup_status is PENDING';
+
+-- Pages, claims and the streaming export walk items in id order, within a
+-- run or a target, optionally of one status: each walk has its index.
+CREATE INDEX idx_items_run_id ON items (run_id, id);
+CREATE INDEX idx_items_target ON items (run_target_id, id);
+CREATE INDEX idx_items_target_status ON items (run_target_id, status, id);

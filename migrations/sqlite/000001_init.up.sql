@@ -154,7 +154,7 @@ CREATE TABLE items (
     updated_at DATETIME NOT NULL,
     UNIQUE (run_id, run_task_id, run_target_id, repeat_index)
 );
-CREATE INDEX idx_items_claim ON items (run_id, status, run_target_id, id);
+CREATE INDEX idx_items_claim ON items (run_id, status, id);
 CREATE INDEX idx_items_lease ON items (status, lease_until);
 
 -- One score per (item, source, metric): a judge's verdict or, later, a reference check.

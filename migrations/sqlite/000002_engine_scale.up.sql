@@ -9,3 +9,9 @@ CREATE INDEX idx_items_inflight ON items (slot_key) WHERE status IN ('IN_PROGRES
 -- and warmup_status keeps PENDING while a worker holds the warm-up lease.
 ALTER TABLE run_targets ADD COLUMN warmup_worker TEXT NOT NULL DEFAULT '';
 ALTER TABLE run_targets ADD COLUMN warmup_until DATETIME;
+
+-- Pages, claims and the streaming export walk items in id order, within a
+-- run or a target, optionally of one status: each walk has its index.
+CREATE INDEX idx_items_run_id ON items (run_id, id);
+CREATE INDEX idx_items_target ON items (run_target_id, id);
+CREATE INDEX idx_items_target_status ON items (run_target_id, status, id);
