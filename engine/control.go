@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 
 	"tribunal/store"
@@ -63,6 +64,9 @@ func (e *Engine) Cancel(ctx context.Context, id int64) (*store.Run, error) {
 
 func (e *Engine) transition(ctx context.Context, id int64, to store.RunStatus, msg string, from ...store.RunStatus) (*store.Run, error) {
 	run, err := e.store.SetRunStatus(ctx, id, to, from...)
+	if errors.Is(err, store.ErrConflict) && run != nil && run.Status == to {
+		return run, nil // already there: asking twice is fine
+	}
 	if err != nil {
 		return run, err
 	}

@@ -270,10 +270,11 @@ func (e *Engine) dispatchBenchmark(ctx context.Context, run *store.Run) (done bo
 		_, err := e.store.FailTargetItems(ctx, tg.ID, tg.WarmupError)
 		return false, err
 	case store.WarmupPending:
-		// The warm-up may load a model for minutes: its lease covers the whole call.
-		lease := max(e.cfg.Lease, time.Duration(p.TimeoutSeconds)*time.Second+10*time.Second)
-		ok, err := e.store.ClaimWarmup(ctx, tg.ID, e.cfg.WorkerID, lease)
-		if err != nil || !ok || e.freeSlots() == 0 {
+		if e.freeSlots() == 0 {
+			return false, nil
+		}
+		ok, err := e.store.ClaimWarmup(ctx, tg.ID, e.cfg.WorkerID, e.cfg.Lease)
+		if err != nil || !ok {
 			return false, err // another worker is warming it up
 		}
 		client := e.clientFunc(p)
@@ -418,6 +419,8 @@ func (e *Engine) chat(ctx context.Context, p *store.Provider, client *llm.Client
 }
 
 func (e *Engine) warmup(ctx context.Context, runID int64, tg *store.RunTarget, p *store.Provider, client *llm.Client) {
+	stop := e.renew(ctx, func(ctx context.Context) error { return e.store.RenewWarmup(ctx, tg.ID, e.cfg.WorkerID, e.cfg.Lease) })
+	defer stop()
 	e.logRun(ctx, runID, store.LogInfo, "warmup", fmt.Sprintf("Warming up %s", tg.Label()), "")
 	resp, err := e.chat(ctx, p, client, llm.Request{Model: tg.Model, Messages: []llm.Message{{Role: "user", Content: WarmupPrompt}}})
 	if ctx.Err() != nil {
@@ -554,7 +557,7 @@ func (e *Engine) callFailed(ctx context.Context, w *store.WorkItem, phase store.
 	}
 	if ctx.Err() != nil {
 		// Shutting down: hand the item back for the next worker.
-		if rerr := e.store.RetryItem(wctx, &w.Item, back, time.Now().UTC(), "interrupted by shutdown", nil); rerr != nil {
+		if rerr := e.store.RetryItem(wctx, &w.Item, back, time.Now().UTC(), "interrupted by shutdown", false, nil); rerr != nil {
 			e.log.ErrorContext(wctx, "release item", "item_id", w.ID, "err", rerr)
 		}
 		return
@@ -565,17 +568,17 @@ func (e *Engine) callFailed(ctx context.Context, w *store.WorkItem, phase store.
 	}
 	var le *llm.Error
 	permanent := errors.As(err, &le) && !le.Retryable()
-	if permanent || w.Attempts >= e.cfg.MaxAttempts {
+	if permanent || w.Failures+1 >= e.cfg.MaxAttempts {
 		e.failNow(ctx, w, phase, reason)
 		return
 	}
-	delay := backoff(e.cfg.BackoffBase, e.cfg.BackoffMax, w.Attempts)
+	delay := backoff(e.cfg.BackoffBase, e.cfg.BackoffMax, w.Failures+1)
 	if le != nil && le.RetryAfter > 0 {
 		delay = le.RetryAfter
 	}
 	entry := itemLog(w, store.LogWarn, "retry", fmt.Sprintf("%s · %s: attempt %d failed, retry in %s: %s",
-		w.Target.Label(), w.Task.TaskKey, w.Attempts, delay.Round(time.Millisecond), err), raw)
-	if rerr := e.store.RetryItem(wctx, &w.Item, back, time.Now().UTC().Add(delay), reason, entry); rerr != nil {
+		w.Target.Label(), w.Task.TaskKey, w.Failures+1, delay.Round(time.Millisecond), err), raw)
+	if rerr := e.store.RetryItem(wctx, &w.Item, back, time.Now().UTC().Add(delay), reason, true, entry); rerr != nil {
 		e.log.ErrorContext(wctx, "schedule retry", "item_id", w.ID, "err", rerr)
 		return
 	}
@@ -601,8 +604,13 @@ func backoff(base, maxDelay time.Duration, attempt int) time.Duration {
 	return d + rand.N(d/4+1)
 }
 
-// renewLease extends the item's lease every Lease/3 while its call runs.
+// renewLease extends the item's lease while its call runs.
 func (e *Engine) renewLease(ctx context.Context, it *store.Item) (stop func()) {
+	return e.renew(ctx, func(ctx context.Context) error { return e.store.RenewLease(ctx, it, e.cfg.Lease) })
+}
+
+// renew calls renewFunc every Lease/3 until stopped.
+func (e *Engine) renew(ctx context.Context, renewFunc func(context.Context) error) (stop func()) {
 	ctx, cancel := context.WithCancel(ctx)
 	done := make(chan struct{})
 	go func() {
@@ -614,8 +622,8 @@ func (e *Engine) renewLease(ctx context.Context, it *store.Item) (stop func()) {
 			case <-ctx.Done():
 				return
 			case <-t.C:
-				if err := e.store.RenewLease(ctx, it, e.cfg.Lease); err != nil && ctx.Err() == nil {
-					e.log.WarnContext(ctx, "renew lease", "item_id", it.ID, "err", err)
+				if err := renewFunc(ctx); err != nil && ctx.Err() == nil {
+					e.log.WarnContext(ctx, "renew lease", "err", err)
 				}
 			}
 		}

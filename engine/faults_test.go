@@ -215,6 +215,7 @@ func TestPauseStopsClaimingAndResumeFinishes(t *testing.T) {
 			}
 			return llmtest.DefaultReply(r)
 		})
+		t.Cleanup(func() { once.Do(func() { close(gate) }) }) // never leave the fake blocked
 		ctx := context.Background()
 		run := b.start(t, "fake-small")
 		waitFor(t, func() bool { return asked.Load() == 2 })

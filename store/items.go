@@ -138,15 +138,18 @@ func (s *Store) CompleteBenchmark(ctx context.Context, it *Item, r BenchmarkResu
 	return s.updateClaimed(ctx, it, map[string]any{
 		"status": ItemWaitingForJudge, "request": r.Request, "response": r.Response, "time_ms": r.TimeMs,
 		"prompt_tokens": r.PromptTokens, "completion_tokens": r.CompletionTokens, "tokens_per_s": r.TokensPerS,
-		"error": "", "worker_id": "", "lease_until": nil, "attempts": 0, "next_retry_at": nil,
+		"error": "", "worker_id": "", "lease_until": nil, "attempts": 0, "failures": 0, "next_retry_at": nil,
 	}, entry)
 }
 
-// RetryItem puts a claimed item back to status with a retry time and the error seen.
-func (s *Store) RetryItem(ctx context.Context, it *Item, back ItemStatus, at time.Time, reason string, entry *RunLog) error {
-	return s.updateClaimed(ctx, it, map[string]any{
-		"status": back, "next_retry_at": at, "error": reason, "worker_id": "", "lease_until": nil,
-	}, entry)
+// RetryItem puts a claimed item back to status with a retry time and the
+// error seen; failed counts the attempt as a provider failure.
+func (s *Store) RetryItem(ctx context.Context, it *Item, back ItemStatus, at time.Time, reason string, failed bool, entry *RunLog) error {
+	updates := map[string]any{"status": back, "next_retry_at": at, "error": reason, "worker_id": "", "lease_until": nil}
+	if failed {
+		updates["failures"] = gorm.Expr("failures + 1")
+	}
+	return s.updateClaimed(ctx, it, updates, entry)
 }
 
 // FailItem marks a claimed item FAILED, keeping the reason and the phase it failed in.
@@ -196,6 +199,16 @@ func (s *Store) ClaimWarmup(ctx context.Context, targetID int64, workerID string
 		return false, fmt.Errorf("store: claim warm-up: %w", res.Error)
 	}
 	return res.RowsAffected == 1, nil
+}
+
+// RenewWarmup extends this worker's warm-up lease while the warm-up call runs.
+func (s *Store) RenewWarmup(ctx context.Context, targetID int64, workerID string, lease time.Duration) error {
+	err := s.conn(ctx).Model(&RunTarget{}).Where("id = ? AND warmup_worker = ? AND warmup_status = ?", targetID, workerID, WarmupPending).
+		Update("warmup_until", s.now().Add(lease)).Error
+	if err != nil {
+		return fmt.Errorf("store: renew warm-up: %w", err)
+	}
+	return nil
 }
 
 // SetWarmup records the outcome of a target's warm-up call.

@@ -217,6 +217,7 @@ type Item struct {
 	ClaimedAt        *time.Time
 	LeaseUntil       *time.Time
 	Attempts         int
+	Failures         int
 	LastAttemptAt    *time.Time
 	NextRetryAt      *time.Time
 	Request          string

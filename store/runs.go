@@ -314,7 +314,8 @@ func (s *Store) DeleteRun(ctx context.Context, id int64) error {
 }
 
 // SetRunStatus moves a run from one of the allowed statuses to another; it
-// reports ErrConflict, naming the current status, when the run is elsewhere.
+// reports ErrConflict, naming the current status, when the run is elsewhere
+// (also when it is already there: only one caller makes a change).
 func (s *Store) SetRunStatus(ctx context.Context, id int64, to RunStatus, from ...RunStatus) (*Run, error) {
 	now := s.now()
 	updates := map[string]any{"status": to, "updated_at": now}
@@ -332,7 +333,7 @@ func (s *Store) SetRunStatus(ctx context.Context, id int64, to RunStatus, from .
 	if err != nil {
 		return nil, err
 	}
-	if res.RowsAffected == 0 && r.Status != to {
+	if res.RowsAffected == 0 {
 		return r, conflict("run %d is %s", id, r.Status)
 	}
 	return r, nil

@@ -13,3 +13,7 @@ COMMENT ON COLUMN run_targets.warmup_worker IS 'worker holding the warm-up lease
 CREATE INDEX idx_items_run_id ON items (run_id, id);
 CREATE INDEX idx_items_target ON items (run_target_id, id);
 CREATE INDEX idx_items_target_status ON items (run_target_id, status, id);
+
+-- Provider failures in the current phase; unlike attempts (one per claim),
+-- a crash that loses a claim does not count against the item.
+ALTER TABLE items ADD COLUMN failures INTEGER NOT NULL DEFAULT 0;

@@ -1,3 +1,4 @@
+ALTER TABLE items DROP COLUMN failures;
 DROP INDEX idx_items_target_status;
 DROP INDEX idx_items_target;
 DROP INDEX idx_items_run_id;

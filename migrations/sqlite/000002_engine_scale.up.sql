@@ -15,3 +15,7 @@ ALTER TABLE run_targets ADD COLUMN warmup_until DATETIME;
 CREATE INDEX idx_items_run_id ON items (run_id, id);
 CREATE INDEX idx_items_target ON items (run_target_id, id);
 CREATE INDEX idx_items_target_status ON items (run_target_id, status, id);
+
+-- Provider failures in the current phase; unlike attempts (one per claim),
+-- a crash that loses a claim does not count against the item.
+ALTER TABLE items ADD COLUMN failures INTEGER NOT NULL DEFAULT 0;
