@@ -153,7 +153,7 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 		sqlDB.SetMaxOpenConns(1)
 	} else {
 		sqlDB.SetMaxOpenConns(20)
-		sqlDB.SetMaxIdleConns(10)
+		sqlDB.SetMaxIdleConns(20) // as many as open: closing idle ones would churn PostgreSQL backends
 	}
 	s := &Store{db: db, dialect: dialect, box: cfg.Box, now: func() time.Time { return time.Now().UTC() },
 		maxActive: max(cfg.MaxActiveRuns, 1), dsn: dsn}
