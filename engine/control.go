@@ -39,7 +39,7 @@ func (e *Engine) StartRun(ctx context.Context, in store.RunInput) (*store.Run, e
 		return nil, err
 	}
 	e.logRun(ctx, run.ID, store.LogInfo, "run", fmt.Sprintf("Run created by %s", run.TriggeredBy), "")
-	e.Wake()
+	e.Refresh()
 	return run, nil
 }
 
@@ -52,7 +52,7 @@ func (e *Engine) Pause(ctx context.Context, id int64) (*store.Run, error) {
 func (e *Engine) Resume(ctx context.Context, id int64) (*store.Run, error) {
 	run, err := e.transition(ctx, id, store.RunRunning, "Run resumed", store.RunPaused)
 	if err == nil {
-		e.Wake()
+		e.Refresh()
 	}
 	return run, err
 }
@@ -71,6 +71,8 @@ func (e *Engine) transition(ctx context.Context, id int64, to store.RunStatus, m
 		return run, err
 	}
 	e.logRun(ctx, id, store.LogInfo, "run", msg, "")
+	e.changed(id)
+	e.Refresh()
 	return run, nil
 }
 
@@ -82,7 +84,7 @@ func (e *Engine) RetryJudging(ctx context.Context, id int64) (int64, error) {
 	}
 	if n > 0 {
 		e.logRun(ctx, id, store.LogInfo, "run", fmt.Sprintf("Retrying judging of %d failed item(s)", n), "")
-		e.Wake()
+		e.Refresh()
 	}
 	return n, nil
 }

@@ -10,6 +10,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"golang.org/x/time/rate"
@@ -50,13 +51,32 @@ type Engine struct {
 
 	clientFunc func(p *store.Provider) *llm.Client
 	notify     *notifier
+	logs       *logBuffer
 
 	mu        sync.Mutex
 	limiters  map[int64]*providerLimiter
 	providers map[int64]cachedProvider
-	judges    map[int64][]store.RunJudge // a run's judges never change
+	runs      map[int64]*runState
 	inflight  sync.WaitGroup
+
+	// active caches the list of runs to work on; a control action clears it.
+	active        []store.Run
+	activeFetched time.Time
+	refresh       atomic.Bool
 }
+
+// runState is what the dispatcher remembers about a run between passes.
+// Targets and judges never change after creation; the current target is
+// re-read whenever it has nothing left to claim.
+type runState struct {
+	targets map[int64]store.RunTarget
+	judges  []store.RunJudge
+	current *store.RunTarget
+}
+
+// activeTTL bounds how stale the cached list of active runs may be; claims
+// themselves check the run is RUNNING, so a pause takes effect at once.
+const activeTTL = 250 * time.Millisecond
 
 // cachedProvider spares a query per dispatch; edits apply within providerTTL.
 type cachedProvider struct {
@@ -89,7 +109,7 @@ func New(cfg Config, st *store.Store, broker *Broker, logger *slog.Logger) *Engi
 	}
 	logger = logger.With("worker_id", cfg.WorkerID)
 	httpClient := llm.NewHTTPClient(10 * time.Second)
-	return &Engine{
+	e := &Engine{
 		store: st, broker: broker, log: logger, cfg: cfg,
 		wake:       make(chan struct{}, 1),
 		slots:      make(chan struct{}, cfg.MaxInFlight),
@@ -97,8 +117,10 @@ func New(cfg Config, st *store.Store, broker *Broker, logger *slog.Logger) *Engi
 		notify:     newNotifier(st, logger),
 		limiters:   map[int64]*providerLimiter{},
 		providers:  map[int64]cachedProvider{},
-		judges:     map[int64][]store.RunJudge{},
+		runs:       map[int64]*runState{},
 	}
+	e.logs = newLogBuffer(st, logger, e.changed)
+	return e
 }
 
 // SetClientFunc replaces how provider clients are built (tests point them at fakes).
@@ -119,6 +141,12 @@ func (e *Engine) Client(p *store.Provider) *llm.Client { return e.clientFunc(p) 
 // Broker returns the engine's change broker.
 func (e *Engine) Broker() *Broker { return e.broker }
 
+// Refresh makes the engine re-read which runs are active, then look for work.
+func (e *Engine) Refresh() {
+	e.refresh.Store(true)
+	e.Wake()
+}
+
 // Wake makes an idle engine look for work now.
 func (e *Engine) Wake() {
 	select {
@@ -135,7 +163,9 @@ func (e *Engine) Run(ctx context.Context) error {
 	var bg sync.WaitGroup
 	bg.Go(func() { e.rescueLoop(ctx) })
 	bg.Go(func() { e.notify.run(ctx) })
+	bg.Go(func() { e.logs.run(ctx) })
 	defer bg.Wait()
+	defer e.logs.flush(ctx) // after the calls in flight have logged their outcome
 	defer e.inflight.Wait()
 	timer := time.NewTimer(0)
 	defer timer.Stop()
@@ -193,7 +223,7 @@ func (e *Engine) rescueLoop(ctx context.Context) {
 
 // pass starts whatever work the active runs allow now.
 func (e *Engine) pass(ctx context.Context) error {
-	runs, err := e.store.ActiveRuns(ctx)
+	runs, err := e.activeRuns(ctx)
 	if err != nil {
 		return err
 	}
@@ -204,6 +234,55 @@ func (e *Engine) pass(ctx context.Context) error {
 		}
 	}
 	return errors.Join(errs...)
+}
+
+func (e *Engine) activeRuns(ctx context.Context) ([]store.Run, error) {
+	if !e.refresh.Swap(false) && e.active != nil && time.Since(e.activeFetched) < activeTTL {
+		return e.active, nil
+	}
+	runs, err := e.store.ActiveRuns(ctx)
+	if err != nil {
+		return nil, err
+	}
+	e.active, e.activeFetched = runs, time.Now()
+	live := map[int64]bool{}
+	for _, r := range runs {
+		live[r.ID] = true
+	}
+	e.mu.Lock()
+	for id := range e.runs {
+		if !live[id] {
+			delete(e.runs, id) // finished, paused or deleted: forget its cache
+		}
+	}
+	e.mu.Unlock()
+	return runs, nil
+}
+
+// state returns the dispatcher's memory of a run, loading its targets and judges once.
+func (e *Engine) state(ctx context.Context, runID int64) (*runState, error) {
+	e.mu.Lock()
+	rs := e.runs[runID]
+	e.mu.Unlock()
+	if rs != nil {
+		return rs, nil
+	}
+	targets, err := e.store.RunTargets(ctx, runID)
+	if err != nil {
+		return nil, err
+	}
+	judges, err := e.store.RunJudges(ctx, runID)
+	if err != nil {
+		return nil, err
+	}
+	rs = &runState{targets: map[int64]store.RunTarget{}, judges: judges}
+	for _, t := range targets {
+		rs.targets[t.ID] = t
+	}
+	e.mu.Lock()
+	e.runs[runID] = rs
+	e.mu.Unlock()
+	return rs, nil
 }
 
 func (e *Engine) freeSlots() int { return cap(e.slots) - len(e.slots) }
@@ -230,22 +309,29 @@ func (e *Engine) dispatch(ctx context.Context, run *store.Run) error {
 		e.logRun(ctx, run.ID, store.LogInfo, "run", fmt.Sprintf("Run started: %d target(s), judge %s", len(r.Targets), judgeName(r)), "")
 		run.Status = r.Status
 	}
+	rs, err := e.state(ctx, run.ID)
+	if err != nil {
+		return err
+	}
 	if run.Phase == store.PhaseBenchmarking {
-		done, err := e.dispatchBenchmark(ctx, run)
+		done, err := e.dispatchBenchmark(ctx, run, rs)
 		if err != nil || !done {
 			return err
 		}
 		run.Phase = store.PhaseJudging
 	}
-	return e.dispatchJudging(ctx, run)
+	return e.dispatchJudging(ctx, run, rs)
 }
 
 // dispatchBenchmark starts the current target's items; done reports that
 // benchmarking is over and the run has moved to JUDGING.
-func (e *Engine) dispatchBenchmark(ctx context.Context, run *store.Run) (done bool, err error) {
-	tg, err := e.store.NextTarget(ctx, run.ID)
-	if err != nil {
-		return false, err
+func (e *Engine) dispatchBenchmark(ctx context.Context, run *store.Run, rs *runState) (done bool, err error) {
+	tg := rs.current
+	if tg == nil || tg.WarmupStatus != store.WarmupOK {
+		if tg, err = e.store.NextTarget(ctx, run.ID); err != nil {
+			return false, err
+		}
+		rs.current = tg
 	}
 	if tg == nil {
 		prog, err := e.store.RunProgress(ctx, run.ID)
@@ -290,9 +376,10 @@ func (e *Engine) dispatchBenchmark(ctx context.Context, run *store.Run) (done bo
 		To: store.ItemInProgress, WorkerID: e.cfg.WorkerID, Lease: e.cfg.Lease, Limit: n,
 		SlotKey: store.SlotKey(tg.ProviderID, tg.Model), SlotLimit: p.Concurrency})
 	if err != nil || len(items) == 0 {
+		rs.current = nil // look again which target is current
 		return false, err
 	}
-	work, err := e.store.WorkItems(ctx, items)
+	work, err := e.store.WorkItems(ctx, items, rs.targets)
 	if err != nil {
 		return false, err
 	}
@@ -304,15 +391,11 @@ func (e *Engine) dispatchBenchmark(ctx context.Context, run *store.Run) (done bo
 	return false, nil
 }
 
-func (e *Engine) dispatchJudging(ctx context.Context, run *store.Run) error {
-	judges, err := e.runJudges(ctx, run.ID)
-	if err != nil {
-		return err
-	}
-	if len(judges) == 0 {
+func (e *Engine) dispatchJudging(ctx context.Context, run *store.Run, rs *runState) error {
+	if len(rs.judges) == 0 {
 		return e.store.FailRun(ctx, run.ID, "the run has no judge")
 	}
-	judge := judges[0]
+	judge := rs.judges[0]
 	p, perr := e.provider(ctx, judge.ProviderID)
 	n := e.freeSlots()
 	if n == 0 {
@@ -330,7 +413,7 @@ func (e *Engine) dispatchJudging(ctx context.Context, run *store.Run) error {
 	if len(items) == 0 {
 		return e.maybeFinish(ctx, run)
 	}
-	work, err := e.store.WorkItems(ctx, items)
+	work, err := e.store.WorkItems(ctx, items, rs.targets)
 	if err != nil {
 		return err
 	}
@@ -376,23 +459,6 @@ func (e *Engine) provider(ctx context.Context, id *int64) (*store.Provider, erro
 	e.providers[*id] = cachedProvider{p: p, fetched: time.Now()}
 	e.mu.Unlock()
 	return p, nil
-}
-
-func (e *Engine) runJudges(ctx context.Context, runID int64) ([]store.RunJudge, error) {
-	e.mu.Lock()
-	js, ok := e.judges[runID]
-	e.mu.Unlock()
-	if ok {
-		return js, nil
-	}
-	js, err := e.store.RunJudges(ctx, runID)
-	if err != nil {
-		return nil, err
-	}
-	e.mu.Lock()
-	e.judges[runID] = js
-	e.mu.Unlock()
-	return js, nil
 }
 
 // waitRate blocks until the provider's requests-per-minute bucket allows a call.
@@ -475,11 +541,11 @@ func (e *Engine) benchmark(ctx context.Context, p *store.Provider, client *llm.C
 	entry := itemLog(w, store.LogInfo, "answer", fmt.Sprintf("%s · %s answered (%d ms, %d tokens, %.1f tok/s)",
 		w.Target.Label(), w.Task.TaskKey, res.TimeMs, res.CompletionTokens, res.TokensPerS),
 		"PROMPT\n"+w.Task.Question+"\n\nRESPONSE\n"+resp.Text)
-	if err := e.store.CompleteBenchmark(context.WithoutCancel(ctx), &w.Item, res, entry); err != nil {
+	if err := e.store.CompleteBenchmark(context.WithoutCancel(ctx), &w.Item, res); err != nil {
 		e.log.ErrorContext(ctx, "store benchmark result", "item_id", w.ID, "err", err)
 		return
 	}
-	e.changed(w.RunID)
+	e.logs.add(entry)
 }
 
 func (e *Engine) judge(ctx context.Context, judge store.RunJudge, p *store.Provider, client *llm.Client, w *store.WorkItem) {
@@ -513,11 +579,11 @@ func (e *Engine) judge(ctx context.Context, judge store.RunJudge, p *store.Provi
 	score := store.Score{RunJudgeID: &judge.ID, Source: fmt.Sprintf("judge:%d", judge.ID), Metric: "score",
 		Score: float64(v.Score), Reasoning: v.Reasoning, Raw: resp.Text}
 	entry := itemLog(w, store.LogInfo, "verdict", fmt.Sprintf("⚖ %s · %s: score %d/10", w.Target.Label(), w.Task.TaskKey, v.Score), v.Reasoning)
-	if err := e.store.CompleteJudging(context.WithoutCancel(ctx), &w.Item, []store.Score{score}, entry); err != nil {
+	if err := e.store.CompleteJudging(context.WithoutCancel(ctx), &w.Item, []store.Score{score}); err != nil {
 		e.log.ErrorContext(ctx, "store verdict", "item_id", w.ID, "err", err)
 		return
 	}
-	e.changed(w.RunID)
+	e.logs.add(entry)
 }
 
 // maybeFinish ends the run once every item is COMPLETED or FAILED.
@@ -557,7 +623,7 @@ func (e *Engine) callFailed(ctx context.Context, w *store.WorkItem, phase store.
 	}
 	if ctx.Err() != nil {
 		// Shutting down: hand the item back for the next worker.
-		if rerr := e.store.RetryItem(wctx, &w.Item, back, time.Now().UTC(), "interrupted by shutdown", false, nil); rerr != nil {
+		if rerr := e.store.RetryItem(wctx, &w.Item, back, time.Now().UTC(), "interrupted by shutdown", false); rerr != nil {
 			e.log.ErrorContext(wctx, "release item", "item_id", w.ID, "err", rerr)
 		}
 		return
@@ -578,21 +644,21 @@ func (e *Engine) callFailed(ctx context.Context, w *store.WorkItem, phase store.
 	}
 	entry := itemLog(w, store.LogWarn, "retry", fmt.Sprintf("%s · %s: attempt %d failed, retry in %s: %s",
 		w.Target.Label(), w.Task.TaskKey, w.Failures+1, delay.Round(time.Millisecond), err), raw)
-	if rerr := e.store.RetryItem(wctx, &w.Item, back, time.Now().UTC().Add(delay), reason, true, entry); rerr != nil {
+	if rerr := e.store.RetryItem(wctx, &w.Item, back, time.Now().UTC().Add(delay), reason, true); rerr != nil {
 		e.log.ErrorContext(wctx, "schedule retry", "item_id", w.ID, "err", rerr)
 		return
 	}
-	e.changed(w.RunID)
+	e.logs.add(entry)
 }
 
 func (e *Engine) failNow(ctx context.Context, w *store.WorkItem, phase store.Phase, reason string) {
 	wctx := context.WithoutCancel(ctx)
 	entry := itemLog(w, store.LogError, "failed", fmt.Sprintf("✗ %s · %s failed in %s", w.Target.Label(), w.Task.TaskKey, phase), reason)
-	if err := e.store.FailItem(wctx, &w.Item, phase, reason, entry); err != nil {
+	if err := e.store.FailItem(wctx, &w.Item, phase, reason); err != nil {
 		e.log.ErrorContext(wctx, "fail item", "item_id", w.ID, "err", err)
 		return
 	}
-	e.changed(w.RunID)
+	e.logs.add(entry)
 }
 
 // backoff is base·2^(attempt-1), capped, with up to 25% jitter.
@@ -641,11 +707,10 @@ func itemLog(w *store.WorkItem, level store.LogLevel, kind, msg, detail string) 
 	return &store.RunLog{RunID: w.RunID, ItemID: &id, Level: level, Kind: kind, Message: msg, Detail: detail}
 }
 
-func (e *Engine) appendLog(ctx context.Context, entry *store.RunLog) {
-	if err := e.store.AppendLog(context.WithoutCancel(ctx), entry); err != nil {
-		e.log.ErrorContext(ctx, "append run log", "run_id", entry.RunID, "err", err)
-	}
-	e.changed(entry.RunID)
+// logRun records a run-level event; state changes are signalled at once,
+// the entry itself lands with the next log flush.
+func (e *Engine) appendLog(_ context.Context, entry *store.RunLog) {
+	e.logs.add(entry)
 }
 
 // changed tells this process's subscribers, and other processes, that a run changed.

@@ -34,7 +34,8 @@ func SlotKey(providerID *int64, model string) string {
 	return fmt.Sprintf("%d:%s", id, model)
 }
 
-// ClaimItems atomically moves up to Limit ready items from From to To under a
+// ClaimItems atomically moves up to Limit ready items of a RUNNING run from
+// From to To under a
 // lease held by WorkerID, and returns them. The claim is one statement: on
 // PostgreSQL the candidate rows are locked with FOR UPDATE SKIP LOCKED so
 // concurrent workers never claim the same item; SQLite has a single writer,
@@ -79,6 +80,7 @@ func (s *Store) ClaimItems(ctx context.Context, p ClaimParams) ([]Item, error) {
 				attempts = attempts + 1, last_attempt_at = ?, updated_at = ?
 			WHERE id IN (SELECT id FROM items WHERE run_id = ? AND status = ?
 				AND (next_retry_at IS NULL OR next_retry_at <= ?)`+target+`
+				AND EXISTS (SELECT 1 FROM runs WHERE runs.id = items.run_id AND runs.status = 'RUNNING')
 				ORDER BY id LIMIT ?`+lock+`)
 			RETURNING *`, args...).Scan(&items).Error
 	})
@@ -99,10 +101,10 @@ func (s *Store) claimed(ctx context.Context, it *Item) *gorm.DB {
 // ErrLeaseLost means the item was taken from this worker (lease expired, run deleted).
 var ErrLeaseLost = &ConflictError{Message: "item lease lost"}
 
-// updateClaimed writes a claimed item's outcome and, in the same
-// transaction, its live-log entry (nil: none), so one commit covers both.
-func (s *Store) updateClaimed(ctx context.Context, it *Item, updates map[string]any, entry *RunLog, more ...func(tx *Store) error) error {
-	return s.Transact(ctx, func(tx *Store) error {
+// updateClaimed writes a claimed item's outcome, with whatever must land
+// with it (more) in the same transaction.
+func (s *Store) updateClaimed(ctx context.Context, it *Item, updates map[string]any, more ...func(tx *Store) error) error {
+	write := func(tx *Store) error {
 		updates["updated_at"] = s.now()
 		res := tx.claimed(ctx, it).Updates(updates)
 		if res.Error != nil {
@@ -116,11 +118,12 @@ func (s *Store) updateClaimed(ctx context.Context, it *Item, updates map[string]
 				return err
 			}
 		}
-		if entry != nil {
-			return tx.AppendLog(ctx, entry)
-		}
 		return nil
-	})
+	}
+	if len(more) == 0 {
+		return write(s) // one statement is its own transaction
+	}
+	return s.Transact(ctx, write)
 }
 
 // BenchmarkResult is what a target model answered.
@@ -134,36 +137,36 @@ type BenchmarkResult struct {
 }
 
 // CompleteBenchmark stores the answer and hands the item to the judge.
-func (s *Store) CompleteBenchmark(ctx context.Context, it *Item, r BenchmarkResult, entry *RunLog) error {
+func (s *Store) CompleteBenchmark(ctx context.Context, it *Item, r BenchmarkResult) error {
 	return s.updateClaimed(ctx, it, map[string]any{
 		"status": ItemWaitingForJudge, "request": r.Request, "response": r.Response, "time_ms": r.TimeMs,
 		"prompt_tokens": r.PromptTokens, "completion_tokens": r.CompletionTokens, "tokens_per_s": r.TokensPerS,
 		"error": "", "worker_id": "", "lease_until": nil, "attempts": 0, "failures": 0, "next_retry_at": nil,
-	}, entry)
+	})
 }
 
 // RetryItem puts a claimed item back to status with a retry time and the
 // error seen; failed counts the attempt as a provider failure.
-func (s *Store) RetryItem(ctx context.Context, it *Item, back ItemStatus, at time.Time, reason string, failed bool, entry *RunLog) error {
+func (s *Store) RetryItem(ctx context.Context, it *Item, back ItemStatus, at time.Time, reason string, failed bool) error {
 	updates := map[string]any{"status": back, "next_retry_at": at, "error": reason, "worker_id": "", "lease_until": nil}
 	if failed {
 		updates["failures"] = gorm.Expr("failures + 1")
 	}
-	return s.updateClaimed(ctx, it, updates, entry)
+	return s.updateClaimed(ctx, it, updates)
 }
 
 // FailItem marks a claimed item FAILED, keeping the reason and the phase it failed in.
-func (s *Store) FailItem(ctx context.Context, it *Item, phase Phase, reason string, entry *RunLog) error {
+func (s *Store) FailItem(ctx context.Context, it *Item, phase Phase, reason string) error {
 	return s.updateClaimed(ctx, it, map[string]any{
 		"status": ItemFailed, "failed_phase": phase, "error": reason, "worker_id": "", "lease_until": nil,
-	}, entry)
+	})
 }
 
 // CompleteJudging stores the judges' scores and completes the item, once.
-func (s *Store) CompleteJudging(ctx context.Context, it *Item, scores []Score, entry *RunLog) error {
+func (s *Store) CompleteJudging(ctx context.Context, it *Item, scores []Score) error {
 	return s.updateClaimed(ctx, it, map[string]any{
 		"status": ItemCompleted, "error": "", "worker_id": "", "lease_until": nil, "next_retry_at": nil,
-	}, entry, func(tx *Store) error {
+	}, func(tx *Store) error {
 		now := s.now()
 		for i := range scores {
 			scores[i].RunID, scores[i].ItemID, scores[i].CreatedAt = it.RunID, it.ID, now
@@ -290,37 +293,38 @@ type WorkItem struct {
 	Target RunTarget
 }
 
-// WorkItems loads the task and target of each claimed item.
-func (s *Store) WorkItems(ctx context.Context, items []Item) ([]WorkItem, error) {
+// WorkItems loads the task of each claimed item and pairs it with its
+// target from targets, the run's targets by id.
+func (s *Store) WorkItems(ctx context.Context, items []Item, targets map[int64]RunTarget) ([]WorkItem, error) {
 	if len(items) == 0 {
 		return nil, nil
 	}
 	taskIDs := make([]int64, len(items))
-	targetIDs := make([]int64, len(items))
 	for i, it := range items {
-		taskIDs[i], targetIDs[i] = it.RunTaskID, it.RunTargetID
+		taskIDs[i] = it.RunTaskID
 	}
 	var tasks []RunTask
 	if err := s.conn(ctx).Where("id IN ?", taskIDs).Find(&tasks).Error; err != nil {
 		return nil, fmt.Errorf("store: work items tasks: %w", err)
 	}
-	var targets []RunTarget
-	if err := s.conn(ctx).Where("id IN ?", targetIDs).Find(&targets).Error; err != nil {
-		return nil, fmt.Errorf("store: work items targets: %w", err)
-	}
 	tm := make(map[int64]RunTask, len(tasks))
 	for _, t := range tasks {
 		tm[t.ID] = t
 	}
-	gm := make(map[int64]RunTarget, len(targets))
-	for _, t := range targets {
-		gm[t.ID] = t
-	}
 	out := make([]WorkItem, len(items))
 	for i, it := range items {
-		out[i] = WorkItem{Item: it, Task: tm[it.RunTaskID], Target: gm[it.RunTargetID]}
+		out[i] = WorkItem{Item: it, Task: tm[it.RunTaskID], Target: targets[it.RunTargetID]}
 	}
 	return out, nil
+}
+
+// RunTargets lists a run's targets in order.
+func (s *Store) RunTargets(ctx context.Context, runID int64) ([]RunTarget, error) {
+	var ts []RunTarget
+	if err := s.conn(ctx).Where("run_id = ?", runID).Order("position").Find(&ts).Error; err != nil {
+		return nil, fmt.Errorf("store: run targets: %w", err)
+	}
+	return ts, nil
 }
 
 // NextTarget returns the first target (by position) of a run whose items are
@@ -338,20 +342,6 @@ func (s *Store) NextTarget(ctx context.Context, runID int64) (*RunTarget, error)
 		return nil, fmt.Errorf("store: next target: %w", err)
 	}
 	return &t, nil
-}
-
-// NextRetryAt is the earliest retry time among a run's waiting items in status, if any.
-func (s *Store) NextRetryAt(ctx context.Context, runID int64, st ItemStatus) (*time.Time, error) {
-	var items []Item
-	err := s.conn(ctx).Where("run_id = ? AND status = ? AND next_retry_at IS NOT NULL", runID, st).
-		Order("next_retry_at").Limit(1).Find(&items).Error
-	if err != nil {
-		return nil, fmt.Errorf("store: next retry: %w", err)
-	}
-	if len(items) == 0 {
-		return nil, nil
-	}
-	return items[0].NextRetryAt, nil
 }
 
 // RenewLease pushes a claimed item's lease forward while its call runs.

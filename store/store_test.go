@@ -142,13 +142,13 @@ func TestLeaseGuardsResultWrite(t *testing.T) {
 			t.Fatalf("rescued %d, %v", n, err)
 		}
 		second := claim("alive", time.Minute)
-		if err := st.CompleteBenchmark(ctx, &first, store.BenchmarkResult{Response: "late"}, nil); err == nil {
+		if err := st.CompleteBenchmark(ctx, &first, store.BenchmarkResult{Response: "late"}); err == nil {
 			t.Fatal("the worker whose lease expired could still write its result")
 		}
-		if err := st.CompleteBenchmark(ctx, &second, store.BenchmarkResult{Request: "{}", Response: "on time"}, nil); err != nil {
+		if err := st.CompleteBenchmark(ctx, &second, store.BenchmarkResult{Request: "{}", Response: "on time"}); err != nil {
 			t.Fatal(err)
 		}
-		if err := st.CompleteBenchmark(ctx, &second, store.BenchmarkResult{Request: "{}", Response: "twice"}, nil); err == nil {
+		if err := st.CompleteBenchmark(ctx, &second, store.BenchmarkResult{Request: "{}", Response: "twice"}); err == nil {
 			t.Fatal("a result was written twice")
 		}
 		page, _ := st.RunItems(ctx, run.ID, store.ItemFilter{})
@@ -186,5 +186,35 @@ func makeRun(t *testing.T, st *store.Store, n, targets int) *store.Run {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if run, err = st.SetRunStatus(ctx, run.ID, store.RunRunning, store.RunPending); err != nil {
+		t.Fatal(err)
+	}
 	return run
+}
+
+// TestClaimOnlyFromRunningRuns: a pause takes effect in the claim itself.
+func TestClaimOnlyFromRunningRuns(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, st *store.Store) {
+		ctx := context.Background()
+		run := makeRun(t, st, 3, 1)
+		claim := func() int {
+			items, err := st.ClaimItems(ctx, store.ClaimParams{RunID: run.ID, From: store.ItemNew, To: store.ItemInProgress, WorkerID: "w", Lease: time.Minute, Limit: 1})
+			if err != nil {
+				t.Fatal(err)
+			}
+			return len(items)
+		}
+		if _, err := st.SetRunStatus(ctx, run.ID, store.RunPaused, store.RunRunning); err != nil {
+			t.Fatal(err)
+		}
+		if n := claim(); n != 0 {
+			t.Fatalf("claimed %d items of a paused run", n)
+		}
+		if _, err := st.SetRunStatus(ctx, run.ID, store.RunRunning, store.RunPaused); err != nil {
+			t.Fatal(err)
+		}
+		if n := claim(); n != 1 {
+			t.Fatalf("claimed %d items of a running run, want 1", n)
+		}
+	})
 }
