@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"gorm.io/gorm"
@@ -54,18 +55,21 @@ func (s *Store) ClaimItems(ctx context.Context, p ClaimParams) ([]Item, error) {
 					return fmt.Errorf("store: lock slot: %w", err)
 				}
 			}
-			var inflight int64
-			if err := tx.conn(ctx).Model(&Item{}).Where("slot_key = ? AND status IN ?", p.SlotKey,
-				[]ItemStatus{ItemInProgress, ItemJudging}).Count(&inflight).Error; err != nil {
-				return fmt.Errorf("store: count slot: %w", err)
-			}
-			limit = min(limit, p.SlotLimit-int(inflight))
-			if limit <= 0 {
-				return nil
+			if s.dialect == SQLite {
+				// PostgreSQL counts inside the claim statement below.
+				var inflight int64
+				if err := tx.conn(ctx).Model(&Item{}).Where("slot_key = ? AND status IN ?", p.SlotKey,
+					[]ItemStatus{ItemInProgress, ItemJudging}).Count(&inflight).Error; err != nil {
+					return fmt.Errorf("store: count slot: %w", err)
+				}
+				limit = min(limit, p.SlotLimit-int(inflight))
+				if limit <= 0 {
+					return nil
+				}
 			}
 		}
 		now := s.now()
-		lock := ""
+		lock, limitExpr := "", "?"
 		if s.dialect == Postgres {
 			lock = " FOR UPDATE SKIP LOCKED"
 		}
@@ -76,12 +80,17 @@ func (s *Store) ClaimItems(ctx context.Context, p ClaimParams) ([]Item, error) {
 			args = append(args, p.TargetID)
 		}
 		args = append(args, limit)
+		if s.dialect == Postgres && p.SlotLimit > 0 {
+			// Under the slot's advisory lock, this statement's snapshot sees every committed claim.
+			limitExpr = "GREATEST(0, LEAST(?, ? - (SELECT COUNT(*) FROM items WHERE slot_key = ? AND status IN ('IN_PROGRESS', 'JUDGING'))))"
+			args = append(args, p.SlotLimit, p.SlotKey)
+		}
 		return tx.conn(ctx).Raw(`UPDATE items SET status = ?, worker_id = ?, slot_key = ?, claimed_at = ?, lease_until = ?,
 				attempts = attempts + 1, last_attempt_at = ?, updated_at = ?
 			WHERE id IN (SELECT id FROM items WHERE run_id = ? AND status = ?
 				AND (next_retry_at IS NULL OR next_retry_at <= ?)`+target+`
 				AND EXISTS (SELECT 1 FROM runs WHERE runs.id = items.run_id AND runs.status = 'RUNNING')
-				ORDER BY id LIMIT ?`+lock+`)
+				ORDER BY id LIMIT `+limitExpr+lock+`)
 			RETURNING *`, args...).Scan(&items).Error
 	})
 	if err != nil {
@@ -164,21 +173,48 @@ func (s *Store) FailItem(ctx context.Context, it *Item, phase Phase, reason stri
 
 // CompleteJudging stores the judges' scores and completes the item, once.
 func (s *Store) CompleteJudging(ctx context.Context, it *Item, scores []Score) error {
-	return s.updateClaimed(ctx, it, map[string]any{
-		"status": ItemCompleted, "error": "", "worker_id": "", "lease_until": nil, "next_retry_at": nil,
-	}, func(tx *Store) error {
-		now := s.now()
-		for i := range scores {
-			scores[i].RunID, scores[i].ItemID, scores[i].CreatedAt = it.RunID, it.ID, now
-		}
-		if len(scores) == 0 {
-			return nil
-		}
+	now := s.now()
+	for i := range scores {
+		scores[i].RunID, scores[i].ItemID, scores[i].CreatedAt = it.RunID, it.ID, now
+	}
+	updates := map[string]any{"status": ItemCompleted, "error": "", "worker_id": "", "lease_until": nil, "next_retry_at": nil}
+	if len(scores) == 0 {
+		return s.updateClaimed(ctx, it, updates)
+	}
+	if s.dialect == Postgres {
+		return s.completeJudgingOnce(ctx, it, scores, now)
+	}
+	return s.updateClaimed(ctx, it, updates, func(tx *Store) error {
 		if err := tx.conn(ctx).Create(&scores).Error; err != nil {
 			return fmt.Errorf("store: save scores: %w", err)
 		}
 		return nil
 	})
+}
+
+// completeJudgingOnce is CompleteJudging in one PostgreSQL statement: the
+// scores are inserted only if the claimed item could be completed.
+func (s *Store) completeJudgingOnce(ctx context.Context, it *Item, scores []Score, now time.Time) error {
+	// Arguments in the order their placeholders appear: the update, created_at, then each score.
+	args := []any{ItemCompleted, now, it.ID, it.Status, it.WorkerID, it.Attempts, now}
+	values := make([]string, len(scores))
+	for i, sc := range scores {
+		values[i] = "(?::bigint, ?::text, ?::text, ?::double precision, ?::text, ?::text)"
+		args = append(args, sc.RunJudgeID, sc.Source, sc.Metric, sc.Score, sc.Reasoning, sc.Raw)
+	}
+	res := s.conn(ctx).Exec(`WITH done AS (
+			UPDATE items SET status = ?, error = '', worker_id = '', lease_until = NULL, next_retry_at = NULL, updated_at = ?
+			WHERE id = ? AND status = ? AND worker_id = ? AND attempts = ? RETURNING id, run_id)
+		INSERT INTO scores (run_id, item_id, run_judge_id, source, metric, score, reasoning, raw, created_at)
+		SELECT done.run_id, done.id, v.judge, v.source, v.metric, v.score, v.reasoning, v.raw, ?
+		FROM done CROSS JOIN (VALUES `+strings.Join(values, ", ")+`) AS v(judge, source, metric, score, reasoning, raw)`, args...)
+	if res.Error != nil {
+		return fmt.Errorf("store: complete judging of item %d: %w", it.ID, res.Error)
+	}
+	if res.RowsAffected == 0 {
+		return fmt.Errorf("store: complete judging of item %d: %w", it.ID, ErrLeaseLost)
+	}
+	return nil
 }
 
 // FailTargetItems fails every NEW item of a target, e.g. after its warm-up failed.
