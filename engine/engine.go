@@ -169,6 +169,7 @@ func (e *Engine) Run(ctx context.Context) error {
 	defer e.inflight.Wait()
 	timer := time.NewTimer(0)
 	defer timer.Stop()
+	var lastPass time.Time
 	for {
 		select {
 		case <-ctx.Done():
@@ -176,15 +177,16 @@ func (e *Engine) Run(ctx context.Context) error {
 			return nil
 		case <-timer.C:
 		case <-e.wake:
-			if len(e.slots) > 0 {
-				// Calls are finishing: gather a few more before claiming, so
-				// one pass refills several slots instead of one each.
+			if len(e.slots) > 0 && time.Since(lastPass) < 2*passBatchWindow {
+				// Calls are finishing in quick succession: gather a few more
+				// before claiming, so one pass refills several slots.
 				select {
 				case <-ctx.Done():
 				case <-time.After(passBatchWindow):
 				}
 			}
 		}
+		lastPass = time.Now()
 		if err := e.pass(ctx); err != nil && ctx.Err() == nil {
 			e.log.ErrorContext(ctx, "engine pass", "err", err)
 		}
