@@ -258,3 +258,34 @@ func waitFor(t *testing.T, cond func() bool) {
 		time.Sleep(5 * time.Millisecond)
 	}
 }
+
+// TestRateLimitSpacesCalls: a provider limited to 600 requests a minute gets
+// its calls at least 100 ms apart, however many slots are free.
+func TestRateLimitSpacesCalls(t *testing.T) {
+	st := storetest.SQLite(t)
+	var mu sync.Mutex
+	var at []time.Time
+	b := setup(t, st, 4, func(r llmtest.ChatRequest) llmtest.Reply {
+		mu.Lock()
+		at = append(at, time.Now())
+		mu.Unlock()
+		return llmtest.DefaultReply(r)
+	})
+	in := store.ProviderInput{Name: "fake", BaseURL: b.fake.URL, Concurrency: 8, RequestsPerMinute: 600, TimeoutSeconds: 5}
+	if _, err := st.UpdateProvider(context.Background(), b.provider.ID, in); err != nil {
+		t.Fatal(err)
+	}
+	run := b.start(t, "fake-small")
+	if final := b.waitRun(t, run.ID); final.Status != store.RunFinished {
+		t.Fatalf("run %s", final.Status)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(at) != 9 { // warm-up, 4 answers, 4 verdicts
+		t.Fatalf("%d calls, want 9", len(at))
+	}
+	// The bucket holds one token: n calls span at least (n-1) intervals.
+	if span, want := at[len(at)-1].Sub(at[0]), 8*100*time.Millisecond-10*time.Millisecond; span < want {
+		t.Errorf("9 calls took %v, faster than 600/min allows (%v)", span, want)
+	}
+}
