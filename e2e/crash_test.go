@@ -865,7 +865,9 @@ func TestTwoWorkersOneKilledPostgres(t *testing.T) {
 			}
 			time.Sleep(5 * time.Millisecond)
 		}
-		d := crashKillDelay(rng)
+		// Kill soon after it is seen holding work: a later moment often falls
+		// after the run has already finished (the server takes over quickly).
+		d := time.Duration(rng.Int64N(int64(30 * time.Millisecond)))
 		time.Sleep(d)
 		wrk.kill()
 		orphaned = crashHeldBy(t, db, runID, wrk.pid)

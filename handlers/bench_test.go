@@ -105,6 +105,8 @@ func BenchmarkItemsPageDeep(b *testing.B) {
 		r, _ := newBigRun(b, st, pid, cid)
 		lastPage := int(r.items / 50)
 		for _, tc := range []struct{ name, path string }{
+			{"run-page", fmt.Sprintf("/runs/%d", r.runID)},
+			{"run-json", fmt.Sprintf("/api/runs/%d", r.runID)},
 			{"html-page", fmt.Sprintf("/runs/%d/items?page=%d", r.runID, lastPage-1)},
 			{"json-page", fmt.Sprintf("/api/runs/%d/items?page=%d&per_page=50", r.runID, lastPage-1)},
 			{"json-keyset", fmt.Sprintf("/api/runs/%d/items?after=%d&per_page=50", r.runID, firstItemID(b, st, r.runID)+r.items-100)},
