@@ -129,10 +129,7 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 		Logger:                 logger.Discard,
 		SkipDefaultTransaction: true,
 		TranslateError:         true,
-		// Reusing prepared statements saves SQLite most of a query's cost.
-		PrepareStmt:        true,
-		PrepareStmtMaxSize: 512,
-		NowFunc:            func() time.Time { return time.Now().UTC() },
+		NowFunc:                func() time.Time { return time.Now().UTC() },
 	}
 	var db *gorm.DB
 	switch dialect {
