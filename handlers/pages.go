@@ -197,13 +197,13 @@ func (h *Handler) modelOptions(c echo.Context) error {
 	if list == "" {
 		list = "models"
 	}
-	id, err := strconv.ParseInt(c.QueryParam(c.QueryParam("field")), 10, 64)
-	if err != nil {
-		for _, k := range []string{"judge_provider_id", "target_provider_id", "provider_id"} {
-			if v := c.QueryParam(k); v != "" {
-				id, err = strconv.ParseInt(v, 10, 64)
-				break
-			}
+	// The picker's select sends its own value, named judge_ or target_provider_id.
+	var id int64
+	var err error
+	for _, k := range []string{"judge_provider_id", "target_provider_id", "provider_id"} {
+		if v := c.QueryParam(k); v != "" {
+			id, err = strconv.ParseInt(v, 10, 64)
+			break
 		}
 	}
 	if err != nil || id <= 0 {
