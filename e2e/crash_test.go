@@ -686,7 +686,7 @@ func crashCheckDB(t *testing.T, dataDir, dbURL string, runID int64) {
 	if scored != prog.Count(store.ItemCompleted) {
 		t.Errorf("%d items have a score, %d are completed", scored, prog.Count(store.ItemCompleted))
 	}
-	sum, err := st.RunSummary(ctx, runID)
+	sum, err := st.RunSummary(ctx, runID, 0)
 	if err != nil {
 		t.Fatal(err)
 	}

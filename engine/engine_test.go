@@ -144,7 +144,7 @@ func TestRunCompletes(t *testing.T) {
 		if strings.Join(seq, " ") != want {
 			t.Errorf("call order:\n got %s\nwant %s", strings.Join(seq, " "), want)
 		}
-		sum, err := st.RunSummary(context.Background(), run.ID)
+		sum, err := st.RunSummary(context.Background(), run.ID, 100)
 		if err != nil {
 			t.Fatal(err)
 		}

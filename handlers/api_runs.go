@@ -60,7 +60,7 @@ func (h *Handler) runJSON(ctx context.Context, run *store.Run, detail bool) (*Ru
 	if out.Current, err = h.store.RunCurrent(ctx, run.ID); err != nil {
 		return nil, err
 	}
-	sum, err := h.store.RunSummary(ctx, run.ID)
+	sum, err := h.runSummary(ctx, run.ID, prog)
 	if err != nil {
 		return nil, err
 	}

@@ -26,9 +26,10 @@ import (
 
 // Handler holds what every handler needs.
 type Handler struct {
-	store  *store.Store
-	engine *engine.Engine
-	log    *slog.Logger
+	store     *store.Store
+	engine    *engine.Engine
+	log       *slog.Logger
+	summaries summaryCache
 }
 
 // New wires the handlers and registers their routes on a new Echo.

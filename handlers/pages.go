@@ -600,16 +600,16 @@ func progressView(run *store.Run, p store.Progress, cur *store.CurrentWork) view
 		Failed: p.Count(store.ItemFailed), Percent: p.Percent(), Current: cur, Elapsed: elapsed(run).String(), Error: run.Error}
 }
 
-func (h *Handler) progressOf(c echo.Context, run *store.Run) (views.ProgressView, error) {
+func (h *Handler) progressOf(c echo.Context, run *store.Run) (views.ProgressView, store.Progress, error) {
 	prog, err := h.store.RunProgress(c.Request().Context(), run.ID)
 	if err != nil {
-		return views.ProgressView{}, err
+		return views.ProgressView{}, prog, err
 	}
 	cur, err := h.store.RunCurrent(c.Request().Context(), run.ID)
 	if err != nil {
-		return views.ProgressView{}, err
+		return views.ProgressView{}, prog, err
 	}
-	return progressView(run, prog, cur), nil
+	return progressView(run, prog, cur), prog, nil
 }
 
 const perTaskLimit = 200
@@ -625,17 +625,18 @@ func (h *Handler) showRun(c echo.Context) error {
 		return err
 	}
 	d := views.RunPageData{Run: run}
-	if d.Progress, err = h.progressOf(c, run); err != nil {
+	var prog store.Progress
+	if d.Progress, prog, err = h.progressOf(c, run); err != nil {
 		return err
 	}
 	if d.Logs, err = h.store.LastRunLogs(ctx, id, 200); err != nil {
 		return err
 	}
-	sum, err := h.store.RunSummary(ctx, id)
+	sum, err := h.runSummary(ctx, id, prog)
 	if err != nil {
 		return err
 	}
-	d.Results = views.RunResultsView{RunID: id, Summary: sum, TaskLimit: perTaskLimit}
+	d.Results = views.RunResultsView{RunID: id, Summary: sum}
 	if d.Items, err = h.itemsTable(c, run); err != nil {
 		return err
 	}
@@ -683,11 +684,15 @@ func (h *Handler) runResultsPartial(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	sum, err := h.store.RunSummary(c.Request().Context(), id)
+	prog, err := h.store.RunProgress(c.Request().Context(), id)
 	if err != nil {
 		return err
 	}
-	return render(c, http.StatusOK, views.RunResults(views.RunResultsView{RunID: id, Summary: sum, TaskLimit: perTaskLimit}))
+	sum, err := h.runSummary(c.Request().Context(), id, prog)
+	if err != nil {
+		return err
+	}
+	return render(c, http.StatusOK, views.RunResults(views.RunResultsView{RunID: id, Summary: sum}))
 }
 
 // runActionPage pauses, resumes or cancels, answering the new progress panel.
@@ -703,7 +708,7 @@ func (h *Handler) runActionPage(c echo.Context) error {
 	if run == nil {
 		return err
 	}
-	p, perr := h.progressOf(c, run)
+	p, _, perr := h.progressOf(c, run)
 	if perr != nil {
 		return perr
 	}

@@ -188,35 +188,63 @@ type TaskStats struct {
 type RunSummary struct {
 	Overall  Stats        `json:"overall"`
 	PerModel []ModelStats `json:"per_model"`
-	PerTask  []TaskStats  `json:"per_task"`
+	// PerTask covers the run's first tasks (by task_id) up to the limit asked for.
+	PerTask []TaskStats `json:"per_task"`
+	// Tasks is how many tasks the run has in all.
+	Tasks int64 `json:"tasks"`
 }
 
+// statsSelect averages over items joined with their overall judge score.
+// A run has one judge, so one "score" row per item at most; a judge panel
+// would need the per-item mean taken before this join.
 const statsSelect = `COUNT(*) AS items,
 	SUM(CASE WHEN i.status = 'COMPLETED' THEN 1 ELSE 0 END) AS completed,
 	SUM(CASE WHEN i.status = 'FAILED' THEN 1 ELSE 0 END) AS failed,
 	AVG(sc.score) AS avg_score, AVG(i.time_ms) AS avg_time_ms, AVG(i.tokens_per_s) AS avg_tps,
 	AVG(i.completion_tokens) AS avg_tokens`
 
-// RunSummary computes the run's aggregates in three grouped queries.
-func (s *Store) RunSummary(ctx context.Context, runID int64) (*RunSummary, error) {
+// RunSummary computes the run's aggregates over items and their judge
+// scores alone (names are joined in afterwards), and per task for at most
+// taskLimit tasks, so a 100k-item run costs a few index-ordered scans.
+func (s *Store) RunSummary(ctx context.Context, runID int64, taskLimit int) (*RunSummary, error) {
 	base := func() *gorm.DB {
 		return s.conn(ctx).Table("items i").
-			Joins("JOIN run_tasks rt ON rt.id = i.run_task_id").
-			Joins("JOIN run_targets tg ON tg.id = i.run_target_id").
-			Joins("LEFT JOIN (SELECT item_id, AVG(score) AS score FROM scores WHERE run_id = ? AND metric = 'score' GROUP BY item_id) sc ON sc.item_id = i.id", runID).
+			Joins("LEFT JOIN scores sc ON sc.item_id = i.id AND sc.metric = 'score'").
 			Where("i.run_id = ?", runID)
 	}
 	out := &RunSummary{PerModel: []ModelStats{}, PerTask: []TaskStats{}}
 	if err := base().Select(statsSelect).Scan(&out.Overall).Error; err != nil {
 		return nil, fmt.Errorf("store: run summary: %w", err)
 	}
-	if err := base().Select("tg.provider_name AS provider, tg.model, " + statsSelect).
-		Group("tg.id, tg.provider_name, tg.model, tg.position").Order("tg.position").Scan(&out.PerModel).Error; err != nil {
+	type targetStats struct {
+		RunTargetID int64
+		Stats
+	}
+	var perTarget []targetStats
+	if err := base().Select("i.run_target_id, " + statsSelect).Group("i.run_target_id").Scan(&perTarget).Error; err != nil {
 		return nil, fmt.Errorf("store: run summary per model: %w", err)
 	}
-	if err := base().Select("rt.task_key, rt.category, " + statsSelect).
-		Group("rt.id, rt.task_key, rt.category").Order("rt.task_key").Scan(&out.PerTask).Error; err != nil {
-		return nil, fmt.Errorf("store: run summary per task: %w", err)
+	targets, err := s.RunTargets(ctx, runID)
+	if err != nil {
+		return nil, err
+	}
+	byTarget := map[int64]Stats{}
+	for _, t := range perTarget {
+		byTarget[t.RunTargetID] = t.Stats
+	}
+	for _, t := range targets {
+		out.PerModel = append(out.PerModel, ModelStats{Provider: t.ProviderName, Model: t.Model, Stats: byTarget[t.ID]})
+	}
+	if err := s.conn(ctx).Model(&RunTask{}).Where("run_id = ?", runID).Count(&out.Tasks).Error; err != nil {
+		return nil, fmt.Errorf("store: run summary tasks: %w", err)
+	}
+	if taskLimit > 0 {
+		err := base().Select("rt.task_key, rt.category, "+statsSelect).
+			Joins("JOIN (SELECT id, task_key, category FROM run_tasks WHERE run_id = ? ORDER BY id LIMIT ?) rt ON rt.id = i.run_task_id", runID, taskLimit).
+			Group("rt.id, rt.task_key, rt.category").Order("rt.id").Scan(&out.PerTask).Error
+		if err != nil {
+			return nil, fmt.Errorf("store: run summary per task: %w", err)
+		}
 	}
 	return out, nil
 }
