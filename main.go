@@ -9,6 +9,7 @@ import (
 	"flag"
 	"fmt"
 	"log/slog"
+	"net"
 	"net/http"
 	"os"
 	"os/signal"
@@ -162,9 +163,9 @@ func run(args []string) error {
 	eng := engine.New(engine.Config{MaxInFlight: cfg.MaxInFlight, Lease: cfg.Lease}, st, broker, log)
 	var wg sync.WaitGroup
 	engineCtx, stopEngine := context.WithCancel(context.Background())
-	defer stopEngine()
-	wg.Go(func() { eng.Run(engineCtx) })
 	defer wg.Wait()
+	defer stopEngine() // runs first: the engine stops before we wait for it
+	wg.Go(func() { eng.Run(engineCtx) })
 
 	if cfg.WorkerOnly {
 		log.Info("worker running; stop with Ctrl-C")
@@ -180,7 +181,11 @@ func run(args []string) error {
 	wg.Go(func() {
 		st.ListenRuns(engineCtx, broker.Publish, func(err error) { log.Warn("listen for run changes", "err", err) })
 	})
-	srv := &http.Server{Addr: cfg.Addr, Handler: handlers.New(st, eng, log), ReadHeaderTimeout: 10 * time.Second}
+	// Open event streams end when shutdown starts instead of holding it up.
+	streamsCtx, endStreams := context.WithCancel(context.Background())
+	defer endStreams()
+	srv := &http.Server{Addr: cfg.Addr, Handler: handlers.New(st, eng, log), ReadHeaderTimeout: 10 * time.Second,
+		BaseContext: func(net.Listener) context.Context { return streamsCtx }}
 	errc := make(chan error, 1)
 	go func() {
 		log.Info("Tribunal is up", "url", "http://"+cfg.Addr)
@@ -193,6 +198,7 @@ func run(args []string) error {
 	case <-ctx.Done():
 	}
 	log.Info("shutting down")
+	endStreams()
 	shutdownCtx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	if err := srv.Shutdown(shutdownCtx); err != nil {

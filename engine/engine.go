@@ -348,9 +348,13 @@ func (e *Engine) dispatchBenchmark(ctx context.Context, run *store.Run, rs *runS
 		return true, nil
 	}
 	p, err := e.provider(ctx, tg.ProviderID)
-	if err != nil {
+	if errors.Is(err, errProviderDeleted) {
+		rs.current = nil
 		_, ferr := e.failTarget(ctx, run.ID, tg, "provider "+tg.ProviderName+": "+err.Error())
 		return false, ferr
+	}
+	if err != nil {
+		return false, err // a passing database error: the next pass tries again
 	}
 	switch tg.WarmupStatus {
 	case store.WarmupFailed:
@@ -399,6 +403,9 @@ func (e *Engine) dispatchJudging(ctx context.Context, run *store.Run, rs *runSta
 	}
 	judge := rs.judges[0]
 	p, perr := e.provider(ctx, judge.ProviderID)
+	if perr != nil && !errors.Is(perr, errProviderDeleted) {
+		return perr // a passing database error: the next pass tries again
+	}
 	n := e.freeSlots()
 	if n == 0 {
 		return nil
@@ -440,9 +447,12 @@ func judgeName(r *store.Run) string {
 	return r.Judges[0].Name
 }
 
+// errProviderDeleted means a run's provider no longer exists: its items cannot run.
+var errProviderDeleted = errors.New("the provider was deleted")
+
 func (e *Engine) provider(ctx context.Context, id *int64) (*store.Provider, error) {
 	if id == nil {
-		return nil, errors.New("the provider was deleted")
+		return nil, errProviderDeleted
 	}
 	e.mu.Lock()
 	c, ok := e.providers[*id]
@@ -452,7 +462,7 @@ func (e *Engine) provider(ctx context.Context, id *int64) (*store.Provider, erro
 	}
 	p, err := e.store.ProviderWithSecrets(ctx, *id)
 	if errors.Is(err, store.ErrNotFound) {
-		return nil, errors.New("the provider was deleted")
+		return nil, errProviderDeleted
 	}
 	if err != nil {
 		return nil, err

@@ -94,6 +94,16 @@ func TestFaultsEndInCompletedOrFailed(t *testing.T) {
 		}
 		mu.Unlock()
 
+		// A retry gets every attempt again: still broken, the judge is asked 3 more times.
+		if n, err := b.eng.RetryJudging(context.Background(), run.ID); err != nil || n != 1 {
+			t.Fatalf("retry judging: %d, %v", n, err)
+		}
+		b.waitRun(t, run.ID)
+		mu.Lock()
+		if c := calls["judge:Answer: What is 3+3?"]; len(c) != 6 {
+			t.Errorf("after a retry the bad judge output was tried %d times in all, want 6", len(c))
+		}
+		mu.Unlock()
 		judgeFixed.Store(true)
 		n, err := b.eng.RetryJudging(context.Background(), run.ID)
 		if err != nil || n != 1 {

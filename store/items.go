@@ -43,8 +43,8 @@ func SlotKey(providerID *int64, model string) string {
 // so the same UPDATE … WHERE id IN (SELECT …) is atomic there without the
 // lock clause. The slot count and the claim share a transaction (and, on
 // PostgreSQL, an advisory lock on the slot), so the per-(provider, model)
-// limit holds across processes. Attempts is incremented and doubles as the
-// claim token for the result write.
+// limit holds across processes. Attempts is incremented and, never reset,
+// doubles as the claim token for the result write.
 func (s *Store) ClaimItems(ctx context.Context, p ClaimParams) ([]Item, error) {
 	var items []Item
 	err := s.Transact(ctx, func(tx *Store) error {
@@ -150,7 +150,7 @@ func (s *Store) CompleteBenchmark(ctx context.Context, it *Item, r BenchmarkResu
 	return s.updateClaimed(ctx, it, map[string]any{
 		"status": ItemWaitingForJudge, "request": r.Request, "response": r.Response, "time_ms": r.TimeMs,
 		"prompt_tokens": r.PromptTokens, "completion_tokens": r.CompletionTokens, "tokens_per_s": r.TokensPerS,
-		"error": "", "worker_id": "", "lease_until": nil, "attempts": 0, "failures": 0, "next_retry_at": nil,
+		"error": "", "worker_id": "", "lease_until": nil, "failures": 0, "next_retry_at": nil,
 	})
 }
 

@@ -207,7 +207,7 @@ func (s *Store) RetryJudging(ctx context.Context, runID int64) (int64, error) {
 		}
 		now := s.now()
 		res := tx.conn(ctx).Model(&Item{}).Where("run_id = ? AND status = ? AND failed_phase = ?", runID, ItemFailed, PhaseJudging).
-			Updates(map[string]any{"status": ItemWaitingForJudge, "failed_phase": "", "attempts": 0, "next_retry_at": nil, "updated_at": now})
+			Updates(map[string]any{"status": ItemWaitingForJudge, "failed_phase": "", "failures": 0, "next_retry_at": nil, "updated_at": now})
 		if res.Error != nil {
 			return fmt.Errorf("store: retry judging: %w", res.Error)
 		}
@@ -224,8 +224,16 @@ func (s *Store) RetryJudging(ctx context.Context, runID int64) (int64, error) {
 		if !run.Active() {
 			status = RunRunning
 		}
-		return tx.conn(ctx).Model(&Run{}).Where("id = ?", runID).Updates(map[string]any{
-			"status": status, "phase": PhaseJudging, "finished_at": nil, "error": "", "updated_at": now}).Error
+		// Guarded by the status read above, so a cancel that lands meanwhile wins.
+		res = tx.conn(ctx).Model(&Run{}).Where("id = ? AND status = ?", runID, run.Status).Updates(map[string]any{
+			"status": status, "phase": PhaseJudging, "finished_at": nil, "error": "", "updated_at": now})
+		if res.Error != nil {
+			return fmt.Errorf("store: retry judging: %w", res.Error)
+		}
+		if res.RowsAffected == 0 {
+			return conflict("run %d changed meanwhile; try again", runID)
+		}
+		return nil
 	})
 	return n, err
 }

@@ -73,7 +73,7 @@ func normPage(page, perPage, def int) (int, int) {
 		perPage = def
 	}
 	perPage = min(perPage, 500)
-	return max(page, 1), perPage
+	return min(max(page, 1), 1_000_000), perPage // the cap keeps offsets from overflowing
 }
 
 func likePattern(q string) string {

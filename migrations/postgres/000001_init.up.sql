@@ -138,7 +138,7 @@ CREATE TABLE items (
     worker_id TEXT NOT NULL DEFAULT '',
     claimed_at TIMESTAMPTZ,
     lease_until TIMESTAMPTZ,
-    -- attempts in the current phase; also the claim token that guards the result write
+    -- claims so far, never reset: the claim token that guards the result write
     attempts INTEGER NOT NULL DEFAULT 0,
     last_attempt_at TIMESTAMPTZ,
     next_retry_at TIMESTAMPTZ,
