@@ -25,6 +25,7 @@ type benchEnv struct {
 	provider *store.Provider
 	coll     int64
 	engines  []*engine.Engine
+	lastRun  int64
 }
 
 func newBenchEnv(b *testing.B, st *store.Store, tasks int, latency time.Duration, concurrency, engines, inFlight int) *benchEnv {
@@ -77,6 +78,7 @@ func (env *benchEnv) runOnce(b *testing.B, targets int) (items int64, took time.
 	if err != nil {
 		b.Fatal(err)
 	}
+	env.lastRun = run.ID
 	// Poll rather than follow the broker: at these rates its signals would
 	// make this loop one of the busiest clients of the database.
 	for {
@@ -125,12 +127,20 @@ func BenchmarkLatencyBound50ms(b *testing.B) {
 		const tasks, conc, lat = 200, 8, 50 * time.Millisecond
 		env := newBenchEnv(b, st, tasks, lat, conc, 1, 64)
 		ideal := lat + 2*time.Duration(tasks/conc)*lat
-		var ratio float64
+		var ratio, callMs float64
 		for b.Loop() {
 			_, took := env.runOnce(b, 1)
 			ratio = ideal.Seconds() / took.Seconds()
+			sum, err := env.st.RunSummary(context.Background(), env.lastRun, 0)
+			if err != nil || sum.Overall.AvgTimeMs == nil {
+				b.Fatal(err)
+			}
+			callMs = *sum.Overall.AvgTimeMs
 		}
 		b.ReportMetric(ratio, "of-ideal")
+		// What a call really took here, HTTP and SDK included: the part of the
+		// gap to the ideal that no scheduling can win back.
+		b.ReportMetric(callMs, "ms/call")
 	})
 }
 
