@@ -132,7 +132,8 @@ func endpoint(p *store.Provider) llm.Endpoint {
 		h[x.Key] = x.Value
 	}
 	return llm.Endpoint{BaseURL: p.BaseURL, ModelsEndpoint: p.ModelsEndpoint, InferenceEndpoint: p.InferenceEndpoint,
-		Headers: h, Timeout: time.Duration(p.TimeoutSeconds) * time.Second}
+		Headers: h, Timeout: time.Duration(p.TimeoutSeconds) * time.Second,
+		ConnectTimeout: time.Duration(p.ConnectTimeoutSeconds) * time.Second}
 }
 
 // Client returns a client for a provider loaded with its secrets.

@@ -75,6 +75,9 @@ func providerForm(c echo.Context) (store.ProviderInput, error) {
 	if in.TimeoutSeconds, err = formInt(c, "timeout_seconds"); err != nil {
 		return in, err
 	}
+	if in.ConnectTimeoutSeconds, err = formInt(c, "connect_timeout_seconds"); err != nil {
+		return in, err
+	}
 	form, err := c.FormParams()
 	if err != nil {
 		return in, badRequest("unreadable form: %v", err)
@@ -119,7 +122,7 @@ func (h *Handler) editProvider(c echo.Context) error {
 	}
 	in := store.ProviderInput{Name: p.Name, Type: p.Type, BaseURL: p.BaseURL, ModelsEndpoint: p.ModelsEndpoint,
 		InferenceEndpoint: p.InferenceEndpoint, Concurrency: p.Concurrency, RequestsPerMinute: p.RequestsPerMinute,
-		TimeoutSeconds: p.TimeoutSeconds, Headers: p.Headers}
+		TimeoutSeconds: p.TimeoutSeconds, ConnectTimeoutSeconds: p.ConnectTimeoutSeconds, Headers: p.Headers}
 	return render(c, http.StatusOK, views.ProviderEditPage(views.ProviderForm{ID: id, Input: in}))
 }
 

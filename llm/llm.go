@@ -26,6 +26,7 @@ type Endpoint struct {
 	InferenceEndpoint string
 	Headers           map[string]string
 	Timeout           time.Duration // whole request
+	ConnectTimeout    time.Duration // opening a connection; 0: the HTTP client's default
 }
 
 // Client talks to one provider. It adds no retries of its own: the engine
@@ -40,17 +41,39 @@ type Client struct {
 // they belong to the user's OpenAI account and must never reach another provider.
 var envHeaders = []string{"Authorization", "OpenAI-Organization", "OpenAI-Project"}
 
+// connectTimeoutKey carries a request's connect timeout to the shared dialer.
+type connectTimeoutKey struct{}
+
 // NewHTTPClient is the HTTP client to share between Clients, so connections
-// are reused: connecting may take at most connectTimeout; the whole request
-// is bounded by each provider's own timeout.
-func NewHTTPClient(connectTimeout time.Duration) *http.Client {
+// are reused. Connecting takes at most the request's provider connect
+// timeout (else defaultConnect); each provider's timeout bounds the whole request.
+func NewHTTPClient(defaultConnect time.Duration) *http.Client {
+	dial := func(ctx context.Context, network, addr string) (net.Conn, error) {
+		d := net.Dialer{Timeout: defaultConnect, KeepAlive: 30 * time.Second}
+		if t, ok := ctx.Value(connectTimeoutKey{}).(time.Duration); ok && t > 0 {
+			d.Timeout = t
+		}
+		conn, err := d.DialContext(ctx, network, addr)
+		if err != nil {
+			return nil, fmt.Errorf("connect to %s: %w", addr, err)
+		}
+		return conn, nil
+	}
 	return &http.Client{Transport: &http.Transport{
 		Proxy:               http.ProxyFromEnvironment,
-		DialContext:         (&net.Dialer{Timeout: connectTimeout, KeepAlive: 30 * time.Second}).DialContext,
-		TLSHandshakeTimeout: connectTimeout,
+		DialContext:         dial,
+		TLSHandshakeTimeout: defaultConnect,
 		MaxIdleConnsPerHost: 256,
 		IdleConnTimeout:     90 * time.Second,
 	}}
+}
+
+// withConnectTimeout scopes ctx's request to the endpoint's connect timeout.
+func (c *Client) withConnectTimeout(ctx context.Context) context.Context {
+	if c.ep.ConnectTimeout <= 0 {
+		return ctx
+	}
+	return context.WithValue(ctx, connectTimeoutKey{}, c.ep.ConnectTimeout)
 }
 
 // New builds a client for an endpoint on a shared HTTP client (nil: a new one).
@@ -155,7 +178,7 @@ func (c *Client) Chat(ctx context.Context, req Request) (Response, error) {
 			}},
 		}
 	}
-	ctx, cancel := context.WithTimeout(ctx, c.timeout)
+	ctx, cancel := context.WithTimeout(c.withConnectTimeout(ctx), c.timeout)
 	defer cancel()
 	start := time.Now()
 	var out openai.ChatCompletion
@@ -183,7 +206,7 @@ type Model struct {
 
 // Models lists the provider's models from its models endpoint.
 func (c *Client) Models(ctx context.Context) ([]Model, error) {
-	ctx, cancel := context.WithTimeout(ctx, min(c.timeout, 30*time.Second))
+	ctx, cancel := context.WithTimeout(c.withConnectTimeout(ctx), min(c.timeout, 30*time.Second))
 	defer cancel()
 	var out struct {
 		Data []Model `json:"data"`

@@ -19,18 +19,19 @@ var ProviderTypes = []ProviderType{ProviderOpenAI, ProviderOllama, ProviderLMStu
 
 // Provider is an OpenAI-compatible endpoint with its headers.
 type Provider struct {
-	ID                int64        `json:"id"`
-	Name              string       `json:"name"`
-	Type              ProviderType `json:"type"`
-	BaseURL           string       `json:"base_url"`
-	ModelsEndpoint    string       `json:"models_endpoint"`
-	InferenceEndpoint string       `json:"inference_endpoint"`
-	Concurrency       int          `json:"concurrency"`
-	RequestsPerMinute int          `json:"requests_per_minute"`
-	TimeoutSeconds    int          `json:"timeout_seconds"`
-	CreatedAt         time.Time    `json:"created_at"`
-	UpdatedAt         time.Time    `json:"updated_at"`
-	Headers           []Header     `json:"headers" gorm:"foreignKey:ProviderID"`
+	ID                    int64        `json:"id"`
+	Name                  string       `json:"name"`
+	Type                  ProviderType `json:"type"`
+	BaseURL               string       `json:"base_url"`
+	ModelsEndpoint        string       `json:"models_endpoint"`
+	InferenceEndpoint     string       `json:"inference_endpoint"`
+	Concurrency           int          `json:"concurrency"`
+	RequestsPerMinute     int          `json:"requests_per_minute"`
+	TimeoutSeconds        int          `json:"timeout_seconds"`
+	ConnectTimeoutSeconds int          `json:"connect_timeout_seconds"`
+	CreatedAt             time.Time    `json:"created_at"`
+	UpdatedAt             time.Time    `json:"updated_at"`
+	Headers               []Header     `json:"headers" gorm:"foreignKey:ProviderID"`
 }
 
 // Header is one HTTP header sent to a provider. Value holds plain text in

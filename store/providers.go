@@ -16,15 +16,16 @@ import (
 // ProviderInput is what a user sends to create or update a provider.
 // A secret header whose value is empty or still the masked form keeps its stored value.
 type ProviderInput struct {
-	Name              string       `json:"name"`
-	Type              ProviderType `json:"type"`
-	BaseURL           string       `json:"base_url"`
-	ModelsEndpoint    string       `json:"models_endpoint"`
-	InferenceEndpoint string       `json:"inference_endpoint"`
-	Concurrency       int          `json:"concurrency"`
-	RequestsPerMinute int          `json:"requests_per_minute"`
-	TimeoutSeconds    int          `json:"timeout_seconds"`
-	Headers           []Header     `json:"headers"`
+	Name                  string       `json:"name"`
+	Type                  ProviderType `json:"type"`
+	BaseURL               string       `json:"base_url"`
+	ModelsEndpoint        string       `json:"models_endpoint"`
+	InferenceEndpoint     string       `json:"inference_endpoint"`
+	Concurrency           int          `json:"concurrency"`
+	RequestsPerMinute     int          `json:"requests_per_minute"`
+	TimeoutSeconds        int          `json:"timeout_seconds"`
+	ConnectTimeoutSeconds int          `json:"connect_timeout_seconds"`
+	Headers               []Header     `json:"headers"`
 }
 
 // Normalize fills defaults and checks every field.
@@ -48,6 +49,9 @@ func (in *ProviderInput) Normalize() error {
 	if in.TimeoutSeconds == 0 {
 		in.TimeoutSeconds = 120
 	}
+	if in.ConnectTimeoutSeconds == 0 {
+		in.ConnectTimeoutSeconds = 10
+	}
 	switch {
 	case in.Name == "":
 		return invalid("name", "is required")
@@ -63,6 +67,8 @@ func (in *ProviderInput) Normalize() error {
 		return invalid("requests_per_minute", "must be 0 (unlimited) or more")
 	case in.TimeoutSeconds < 1 || in.TimeoutSeconds > 3600:
 		return invalid("timeout_seconds", "must be between 1 and 3600")
+	case in.ConnectTimeoutSeconds < 1 || in.ConnectTimeoutSeconds > 300:
+		return invalid("connect_timeout_seconds", "must be between 1 and 300")
 	}
 	u, err := url.Parse(in.BaseURL)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
@@ -160,7 +166,7 @@ func (s *Store) CreateProvider(ctx context.Context, in ProviderInput) (*Provider
 		now := s.now()
 		p := Provider{Name: in.Name, Type: in.Type, BaseURL: in.BaseURL, ModelsEndpoint: in.ModelsEndpoint,
 			InferenceEndpoint: in.InferenceEndpoint, Concurrency: in.Concurrency, RequestsPerMinute: in.RequestsPerMinute,
-			TimeoutSeconds: in.TimeoutSeconds, CreatedAt: now, UpdatedAt: now}
+			TimeoutSeconds: in.TimeoutSeconds, ConnectTimeoutSeconds: in.ConnectTimeoutSeconds, CreatedAt: now, UpdatedAt: now}
 		if err := tx.conn(ctx).Omit("Headers").Create(&p).Error; err != nil {
 			if errors.Is(err, gorm.ErrDuplicatedKey) {
 				return conflict("a provider named %q already exists", in.Name)
@@ -189,7 +195,8 @@ func (s *Store) UpdateProvider(ctx context.Context, id int64, in ProviderInput) 
 		res := tx.conn(ctx).Model(&Provider{}).Where("id = ?", id).Updates(map[string]any{
 			"name": in.Name, "type": in.Type, "base_url": in.BaseURL, "models_endpoint": in.ModelsEndpoint,
 			"inference_endpoint": in.InferenceEndpoint, "concurrency": in.Concurrency,
-			"requests_per_minute": in.RequestsPerMinute, "timeout_seconds": in.TimeoutSeconds, "updated_at": s.now(),
+			"requests_per_minute": in.RequestsPerMinute, "timeout_seconds": in.TimeoutSeconds,
+			"connect_timeout_seconds": in.ConnectTimeoutSeconds, "updated_at": s.now(),
 		})
 		if res.Error != nil {
 			if errors.Is(res.Error, gorm.ErrDuplicatedKey) {
@@ -312,7 +319,7 @@ func (s *Store) EnsureDefaultProviders(ctx context.Context, ollamaURL, lmStudioU
 			now := s.now()
 			p := Provider{Name: in.Name, Type: in.Type, BaseURL: in.BaseURL, ModelsEndpoint: in.ModelsEndpoint,
 				InferenceEndpoint: in.InferenceEndpoint, Concurrency: in.Concurrency, TimeoutSeconds: in.TimeoutSeconds,
-				CreatedAt: now, UpdatedAt: now}
+				ConnectTimeoutSeconds: in.ConnectTimeoutSeconds, CreatedAt: now, UpdatedAt: now}
 			if err := tx.conn(ctx).Omit("Headers").Create(&p).Error; err != nil && !errors.Is(err, gorm.ErrDuplicatedKey) {
 				return fmt.Errorf("store: default provider %q: %w", in.Name, err)
 			}

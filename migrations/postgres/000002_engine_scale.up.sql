@@ -17,3 +17,6 @@ CREATE INDEX idx_items_target_status ON items (run_target_id, status, id);
 -- Provider failures in the current phase; unlike attempts (one per claim),
 -- a crash that loses a claim does not count against the item.
 ALTER TABLE items ADD COLUMN failures INTEGER NOT NULL DEFAULT 0;
+
+-- How long connecting to a provider may take, apart from the whole request's timeout.
+ALTER TABLE providers ADD COLUMN connect_timeout_seconds INTEGER NOT NULL DEFAULT 10 CHECK (connect_timeout_seconds >= 1);
