@@ -13,8 +13,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"golang.org/x/time/rate"
-
 	"tribunal/llm"
 	"tribunal/store"
 )
@@ -54,7 +52,6 @@ type Engine struct {
 	logs       *logBuffer
 
 	mu        sync.Mutex
-	limiters  map[int64]*providerLimiter
 	providers map[int64]cachedProvider
 	runs      map[int64]*runState
 	inflight  sync.WaitGroup
@@ -86,12 +83,6 @@ type cachedProvider struct {
 
 const providerTTL = time.Second
 
-// providerLimiter is a provider's token bucket, rebuilt when its rate changes.
-type providerLimiter struct {
-	rpm int
-	lim *rate.Limiter
-}
-
 // New builds an engine.
 func New(cfg Config, st *store.Store, broker *Broker, logger *slog.Logger) *Engine {
 	if cfg.WorkerID == "" {
@@ -115,7 +106,6 @@ func New(cfg Config, st *store.Store, broker *Broker, logger *slog.Logger) *Engi
 		slots:      make(chan struct{}, cfg.MaxInFlight),
 		clientFunc: func(p *store.Provider) *llm.Client { return llm.New(endpoint(p), httpClient) },
 		notify:     newNotifier(st, logger),
-		limiters:   map[int64]*providerLimiter{},
 		providers:  map[int64]cachedProvider{},
 		runs:       map[int64]*runState{},
 	}
@@ -474,20 +464,23 @@ func (e *Engine) provider(ctx context.Context, id *int64) (*store.Provider, erro
 	return p, nil
 }
 
-// waitRate blocks until the provider's requests-per-minute bucket allows a call.
+// waitRate blocks until the provider's requests-per-minute allow a call.
+// The reservation lives in the database, so the rate holds for all
+// processes together; calls are spread evenly, never in bursts.
 func (e *Engine) waitRate(ctx context.Context, p *store.Provider) error {
 	if p.RequestsPerMinute <= 0 {
 		return nil
 	}
-	e.mu.Lock()
-	l := e.limiters[p.ID]
-	if l == nil || l.rpm != p.RequestsPerMinute {
-		// A bucket of one: requests are spread evenly, never bursting past the rate.
-		l = &providerLimiter{rpm: p.RequestsPerMinute, lim: rate.NewLimiter(rate.Limit(float64(p.RequestsPerMinute)/60), 1)}
-		e.limiters[p.ID] = l
+	at, err := e.store.ReserveRate(ctx, p.ID, time.Minute/time.Duration(p.RequestsPerMinute))
+	if err != nil {
+		return err
 	}
-	e.mu.Unlock()
-	return l.lim.Wait(ctx)
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-time.After(time.Until(at)):
+		return nil
+	}
 }
 
 func (e *Engine) chat(ctx context.Context, p *store.Provider, client *llm.Client, req llm.Request) (llm.Response, error) {

@@ -270,9 +270,13 @@ func waitFor(t *testing.T, cond func() bool) {
 }
 
 // TestRateLimitSpacesCalls: a provider limited to 600 requests a minute gets
-// its calls at least 100 ms apart, however many slots are free.
+// its calls at least 100 ms apart, however many slots are free and however
+// many engines (processes) share the work.
 func TestRateLimitSpacesCalls(t *testing.T) {
-	st := storetest.SQLite(t)
+	storetest.Each(t, testRateLimit)
+}
+
+func testRateLimit(t *testing.T, st *store.Store) {
 	var mu sync.Mutex
 	var at []time.Time
 	b := setup(t, st, 4, func(r llmtest.ChatRequest) llmtest.Reply {
@@ -285,6 +289,11 @@ func TestRateLimitSpacesCalls(t *testing.T) {
 	if _, err := st.UpdateProvider(context.Background(), b.provider.ID, in); err != nil {
 		t.Fatal(err)
 	}
+	second := engine.New(engine.Config{PollInterval: 20 * time.Millisecond, Lease: 3 * time.Second}, st, engine.NewBroker(), slog.New(slog.DiscardHandler))
+	ctx, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	wg.Go(func() { second.Run(ctx) })
+	defer func() { cancel(); wg.Wait() }()
 	run := b.start(t, "fake-small")
 	if final := b.waitRun(t, run.ID); final.Status != store.RunFinished {
 		t.Fatalf("run %s", final.Status)

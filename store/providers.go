@@ -7,6 +7,7 @@ import (
 	"net/url"
 	"slices"
 	"strings"
+	"time"
 
 	"gorm.io/gorm"
 
@@ -326,4 +327,23 @@ func (s *Store) EnsureDefaultProviders(ctx context.Context, ollamaURL, lmStudioU
 		}
 		return nil
 	})
+}
+
+// ReserveRate books the provider's next free moment for one call, spacing
+// calls every interval across all processes, and returns when the call may
+// start. One statement: concurrent reservations queue on the row.
+func (s *Store) ReserveRate(ctx context.Context, providerID int64, interval time.Duration) (time.Time, error) {
+	greatest := "MAX" // SQLite's scalar max
+	if s.dialect == Postgres {
+		greatest = "GREATEST"
+	}
+	now, step := s.now().UnixMilli(), interval.Milliseconds()
+	var next int64
+	err := s.conn(ctx).Raw(`INSERT INTO provider_rates (provider_id, next_ms) VALUES (?, ?)
+		ON CONFLICT (provider_id) DO UPDATE SET next_ms = `+greatest+`(provider_rates.next_ms, ?) + ?
+		RETURNING next_ms`, providerID, now+step, now, step).Scan(&next).Error
+	if err != nil {
+		return time.Time{}, fmt.Errorf("store: reserve rate: %w", err)
+	}
+	return time.UnixMilli(next - step), nil
 }

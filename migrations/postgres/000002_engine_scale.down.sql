@@ -1,3 +1,4 @@
+DROP TABLE provider_rates;
 ALTER TABLE providers DROP COLUMN connect_timeout_seconds;
 ALTER TABLE items DROP COLUMN failures;
 DROP INDEX idx_items_target_status;

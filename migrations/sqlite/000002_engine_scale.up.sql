@@ -22,3 +22,10 @@ ALTER TABLE items ADD COLUMN failures INTEGER NOT NULL DEFAULT 0;
 
 -- How long connecting to a provider may take, apart from the whole request's timeout.
 ALTER TABLE providers ADD COLUMN connect_timeout_seconds INTEGER NOT NULL DEFAULT 10 CHECK (connect_timeout_seconds >= 1);
+
+-- A provider's requests_per_minute holds across processes: each call reserves
+-- the next free moment (unix ms) in this row and waits until then.
+CREATE TABLE provider_rates (
+    provider_id BIGINT PRIMARY KEY REFERENCES providers(id) ON DELETE CASCADE,
+    next_ms BIGINT NOT NULL
+);
