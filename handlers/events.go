@@ -18,9 +18,10 @@ import (
 
 // Server-Sent Events for a run. The stream is driven by the database, not
 // by the events themselves: a broker signal (or a heartbeat tick) makes the
-// handler read log entries after its cursor and the current progress. So a
-// burst of changes costs one read, a reconnect with Last-Event-ID replays
-// exactly what was missed, and work done by another process shows up too.
+// handler read log entries after its cursor (see logCursor) and the current
+// progress. So a burst of changes costs one read, a reconnect with
+// Last-Event-ID replays what was missed, and work done by another process
+// shows up too.
 
 const (
 	sseMinInterval = 250 * time.Millisecond // coalesce updates: at most 4 frames a second
@@ -102,12 +103,12 @@ func (h *Handler) streamRun(c echo.Context, write frameWriter) error {
 		return nil
 	}
 
-	cursor := lastEventID(c)
+	cursor := newLogCursor(h.store, lastEventID(c))
 	var lastProgress string
 	heartbeat := time.NewTicker(sseHeartbeat)
 	defer heartbeat.Stop()
 	for {
-		f, err := h.readFrame(ctx, id, cursor)
+		f, more, err := h.readFrame(ctx, id, cursor)
 		if err != nil {
 			if ctx.Err() != nil {
 				return nil
@@ -121,11 +122,8 @@ func (h *Handler) streamRun(c echo.Context, write frameWriter) error {
 				return nil // client went away
 			}
 			lastProgress = key
-			if len(f.logs) > 0 {
-				cursor = f.logs[len(f.logs)-1].ID
-			}
 		}
-		if len(f.logs) == sseLogBatch {
+		if more {
 			continue // more backlog to replay
 		}
 		if !f.run.Active() {
@@ -150,22 +148,22 @@ func (h *Handler) streamRun(c echo.Context, write frameWriter) error {
 	}
 }
 
-func (h *Handler) readFrame(ctx context.Context, runID, cursor int64) (*runFrame, error) {
+func (h *Handler) readFrame(ctx context.Context, runID int64, cursor *logCursor) (f *runFrame, more bool, err error) {
 	run, err := h.store.Run(ctx, runID)
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
-	f := &runFrame{run: run}
-	if f.logs, err = h.store.RunLogs(ctx, runID, cursor, sseLogBatch); err != nil {
-		return nil, err
+	f = &runFrame{run: run}
+	if f.logs, more, err = cursor.next(ctx, runID); err != nil {
+		return nil, false, err
 	}
 	if f.progress, err = h.store.RunProgress(ctx, runID); err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	if f.current, err = h.store.RunCurrent(ctx, runID); err != nil {
-		return nil, err
+		return nil, false, err
 	}
-	return f, nil
+	return f, more, nil
 }
 
 func progressKey(f *runFrame) string {
@@ -204,7 +202,7 @@ func (h *Handler) pageRunEvents(c echo.Context) error {
 			if err := views.LogEntries(f.logs).Render(c.Request().Context(), &b); err != nil {
 				return err
 			}
-			if err := w.event(strconv.FormatInt(f.logs[len(f.logs)-1].ID, 10), "log", b.String()); err != nil {
+			if err := w.event(strconv.FormatInt(maxLogID(f.logs), 10), "log", b.String()); err != nil {
 				return err
 			}
 		}
@@ -217,4 +215,12 @@ func (h *Handler) pageRunEvents(c echo.Context) error {
 		}
 		return w.event("", "progress", b.String())
 	})
+}
+
+func maxLogID(logs []store.RunLog) int64 {
+	var m int64
+	for _, l := range logs {
+		m = max(m, l.ID)
+	}
+	return m
 }

@@ -47,3 +47,13 @@ func (s *Store) LastRunLogs(ctx context.Context, runID int64, limit int) ([]RunL
 	}
 	return out, nil
 }
+
+// RunLogsBetween returns up to limit entries of a run with after < id <= upTo, oldest first.
+func (s *Store) RunLogsBetween(ctx context.Context, runID, after, upTo int64, limit int) ([]RunLog, error) {
+	var out []RunLog
+	err := s.conn(ctx).Where("run_id = ? AND id > ? AND id <= ?", runID, after, upTo).Order("id").Limit(limit).Find(&out).Error
+	if err != nil {
+		return nil, fmt.Errorf("store: run logs: %w", err)
+	}
+	return out, nil
+}
