@@ -261,19 +261,18 @@ func (s *Store) SetWarmup(ctx context.Context, targetID int64, status, reason st
 }
 
 // RescueExpired returns items whose lease ran out (their worker died) to the
-// state they were claimed from, so another worker picks them up.
+// state they were claimed from, so another worker picks them up. Its WHERE
+// is the lease index's own predicate, so both databases use that index.
 func (s *Store) RescueExpired(ctx context.Context) (int64, error) {
 	now := s.now()
-	var total int64
-	for from, back := range map[ItemStatus]ItemStatus{ItemInProgress: ItemNew, ItemJudging: ItemWaitingForJudge} {
-		res := s.conn(ctx).Model(&Item{}).Where("status = ? AND lease_until < ?", from, now).
-			Updates(map[string]any{"status": back, "worker_id": "", "lease_until": nil, "updated_at": now})
-		if res.Error != nil {
-			return total, fmt.Errorf("store: rescue items: %w", res.Error)
-		}
-		total += res.RowsAffected
+	res := s.conn(ctx).Exec(`UPDATE items SET
+			status = CASE status WHEN 'IN_PROGRESS' THEN 'NEW' ELSE 'WAITING_FOR_JUDGE' END,
+			worker_id = '', lease_until = NULL, updated_at = ?
+		WHERE status IN ('IN_PROGRESS', 'JUDGING') AND lease_until < ?`, now, now)
+	if res.Error != nil {
+		return 0, fmt.Errorf("store: rescue items: %w", res.Error)
 	}
-	return total, nil
+	return res.RowsAffected, nil
 }
 
 // Progress counts a run's items by status.

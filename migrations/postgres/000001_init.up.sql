@@ -155,7 +155,8 @@ CREATE TABLE items (
     UNIQUE (run_id, run_task_id, run_target_id, repeat_index)
 );
 CREATE INDEX idx_items_claim ON items (run_id, status, id);
-CREATE INDEX idx_items_lease ON items (status, lease_until);
+-- Only in-flight items have leases to rescue, so only they are indexed.
+CREATE INDEX idx_items_lease ON items (lease_until) WHERE status IN ('IN_PROGRESS', 'JUDGING');
 
 -- One score per (item, source, metric): a judge's verdict or, later, a reference check.
 CREATE TABLE scores (
