@@ -21,7 +21,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
-	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -83,7 +82,7 @@ func tribunalBinary(t *testing.T) string {
 		crashBin.dir = dir
 		goCmd, err := exec.LookPath("go")
 		if err != nil {
-			goCmd = filepath.Join(runtime.GOROOT(), "bin", "go")
+			goCmd = "/usr/local/go/bin/go" // where scripts/test.sh also looks
 		}
 		path := filepath.Join(dir, "tribunal")
 		cmd := exec.Command(goCmd, "build", "-o", path, ".")
