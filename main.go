@@ -151,7 +151,7 @@ func run(args []string) error {
 	if err != nil {
 		return err
 	}
-	st, err := store.Open(ctx, store.Config{DatabaseURL: cfg.DatabaseURL, DataDir: cfg.DataDir, Box: box, Logger: log,
+	st, err := store.Open(ctx, store.Config{DatabaseURL: cfg.DatabaseURL, DataDir: cfg.DataDir, Box: box,
 		MaxActiveRuns: cfg.MaxActiveRuns})
 	if err != nil {
 		return err

@@ -13,7 +13,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"log/slog"
 	"math/rand/v2"
 	"net"
 	"net/http"
@@ -643,7 +642,7 @@ func crashCheckDB(t *testing.T, dataDir, dbURL string, runID int64) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	st, err := store.Open(ctx, store.Config{DataDir: dataDir, DatabaseURL: dbURL, Box: box, Logger: slog.New(slog.DiscardHandler)})
+	st, err := store.Open(ctx, store.Config{DataDir: dataDir, DatabaseURL: dbURL, Box: box})
 	if err != nil {
 		t.Fatalf("open the store after the crashes: %v", err)
 	}

@@ -479,20 +479,8 @@ func (h *Handler) newRunForm(c echo.Context, f views.NewRunForm) (views.NewRunFo
 	if f.Collections, err = h.store.Collections(ctx); err != nil {
 		return f, err
 	}
-	active, err := h.store.Runs(ctx, store.RunFilter{PerPage: 1, Status: store.RunRunning})
-	if err != nil {
+	if f.Active, err = h.store.FirstActiveRun(ctx); err != nil {
 		return f, err
-	}
-	for _, st := range store.ActiveRunStatuses {
-		if f.Active != nil {
-			break
-		}
-		if active, err = h.store.Runs(ctx, store.RunFilter{PerPage: 1, Status: st}); err != nil {
-			return f, err
-		}
-		if len(active.Items) > 0 {
-			f.Active = &active.Items[0]
-		}
 	}
 	if len(f.Targets) == 0 {
 		f.Targets = []views.ModelChoice{{}}

@@ -102,6 +102,13 @@ func (in *ProviderInput) Normalize() error {
 	return nil
 }
 
+// row is the new provider's table row (headers are saved apart).
+func (in *ProviderInput) row(now time.Time) Provider {
+	return Provider{Name: in.Name, Type: in.Type, BaseURL: in.BaseURL, ModelsEndpoint: in.ModelsEndpoint,
+		InferenceEndpoint: in.InferenceEndpoint, Concurrency: in.Concurrency, RequestsPerMinute: in.RequestsPerMinute,
+		TimeoutSeconds: in.TimeoutSeconds, ConnectTimeoutSeconds: in.ConnectTimeoutSeconds, CreatedAt: now, UpdatedAt: now}
+}
+
 // Providers lists every provider by name, with secret header values masked.
 func (s *Store) Providers(ctx context.Context) ([]Provider, error) {
 	var ps []Provider
@@ -164,10 +171,7 @@ func (s *Store) CreateProvider(ctx context.Context, in ProviderInput) (*Provider
 	}
 	var id int64
 	err := s.Transact(ctx, func(tx *Store) error {
-		now := s.now()
-		p := Provider{Name: in.Name, Type: in.Type, BaseURL: in.BaseURL, ModelsEndpoint: in.ModelsEndpoint,
-			InferenceEndpoint: in.InferenceEndpoint, Concurrency: in.Concurrency, RequestsPerMinute: in.RequestsPerMinute,
-			TimeoutSeconds: in.TimeoutSeconds, ConnectTimeoutSeconds: in.ConnectTimeoutSeconds, CreatedAt: now, UpdatedAt: now}
+		p := in.row(s.now())
 		if err := tx.conn(ctx).Omit("Headers").Create(&p).Error; err != nil {
 			if errors.Is(err, gorm.ErrDuplicatedKey) {
 				return conflict("a provider named %q already exists", in.Name)
@@ -317,10 +321,7 @@ func (s *Store) EnsureDefaultProviders(ctx context.Context, ollamaURL, lmStudioU
 			if err := in.Normalize(); err != nil {
 				return fmt.Errorf("store: default provider %q: %w", in.Name, err)
 			}
-			now := s.now()
-			p := Provider{Name: in.Name, Type: in.Type, BaseURL: in.BaseURL, ModelsEndpoint: in.ModelsEndpoint,
-				InferenceEndpoint: in.InferenceEndpoint, Concurrency: in.Concurrency, TimeoutSeconds: in.TimeoutSeconds,
-				ConnectTimeoutSeconds: in.ConnectTimeoutSeconds, CreatedAt: now, UpdatedAt: now}
+			p := in.row(s.now())
 			if err := tx.conn(ctx).Omit("Headers").Create(&p).Error; err != nil && !errors.Is(err, gorm.ErrDuplicatedKey) {
 				return fmt.Errorf("store: default provider %q: %w", in.Name, err)
 			}

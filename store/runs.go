@@ -300,6 +300,18 @@ func (s *Store) ActiveRuns(ctx context.Context) ([]Run, error) {
 	return rs, nil
 }
 
+// FirstActiveRun returns the oldest pending, running or paused run, or nil.
+func (s *Store) FirstActiveRun(ctx context.Context) (*Run, error) {
+	var rs []Run
+	if err := s.runQuery(ctx).Where("status IN ?", ActiveRunStatuses).Order("id").Limit(1).Find(&rs).Error; err != nil {
+		return nil, fmt.Errorf("store: first active run: %w", err)
+	}
+	if len(rs) == 0 {
+		return nil, nil
+	}
+	return &rs[0], nil
+}
+
 // RunJudges lists a run's judges in order.
 func (s *Store) RunJudges(ctx context.Context, runID int64) ([]RunJudge, error) {
 	var js []RunJudge

@@ -7,7 +7,6 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
@@ -93,8 +92,6 @@ type Config struct {
 	DataDir string
 	// Box encrypts secret header values; required.
 	Box *secret.Box
-	// Logger receives start-up logs.
-	Logger *slog.Logger
 	// MaxActiveRuns is how many runs may be active at once; 0 means 1 (seed 000 FR-16).
 	MaxActiveRuns int
 }
@@ -114,9 +111,6 @@ type Store struct {
 func Open(ctx context.Context, cfg Config) (*Store, error) {
 	if cfg.Box == nil {
 		return nil, errors.New("store: open: no secret box")
-	}
-	if cfg.Logger == nil {
-		cfg.Logger = slog.Default()
 	}
 	dialect, dsn, err := resolve(cfg)
 	if err != nil {
