@@ -19,7 +19,30 @@ type TaskInput struct {
 	Good                     string `json:"good"`
 	Pass                     string `json:"pass"`
 	IncorrectAnswerDirection string `json:"incorrect_answer_direction"`
+	// Reference is the expected answer that checks (and the judge) compare with.
+	Reference string `json:"reference"`
+	// Turns are the user turns of a multi-turn task; Question is always the first.
+	Turns             []string          `json:"turns"`
+	SystemPrompt      string            `json:"system_prompt"`
+	UseCase           string            `json:"usecase"`
+	Tags              []string          `json:"tags"`
+	Constraints       string            `json:"constraints"`
+	Examples          string            `json:"examples"`
+	JudgeInstructions string            `json:"judge_instructions"`
+	Comments          string            `json:"comments"`
+	Checks            []Check           `json:"checks"`
+	Metadata          map[string]string `json:"metadata"`
 }
+
+// Check is a reference metric of a task that needs no LLM: Type is one of
+// CheckTypes, and Value (when set) replaces the task's reference.
+type Check struct {
+	Type  string `json:"type"`
+	Value string `json:"value,omitempty"`
+}
+
+// The check types of issue 4, in display order.
+var CheckTypes = []string{"exact_match", "contains", "regex", "numeric", "f1", "bleu", "rouge_l", "json_valid", "json_schema"}
 
 // Normalize trims the short fields and checks the required ones.
 func (in *TaskInput) Normalize() error {
