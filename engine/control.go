@@ -9,36 +9,63 @@ import (
 	"tribunal/store"
 )
 
-// snapshot is what decides a run's scores, frozen into the run at creation
-// so the results can be explained and the run repeated exactly.
+// snapshot records how a run was asked for and the engine constants that
+// shape its calls. The run's frozen tasks, targets and judges (with their
+// style versions and prompt templates) hold the rest, so a re-run repeats it exactly.
 type snapshot struct {
-	JudgeContract     string           `json:"judge_contract"`
-	JudgeSystemPrompt string           `json:"judge_system_prompt"`
-	JudgeSchema       json.RawMessage  `json:"judge_schema"`
-	WarmupPrompt      string           `json:"warmup_prompt"`
-	MaxAttempts       int              `json:"max_attempts"`
-	Judge             store.ModelRef   `json:"judge"`
-	Targets           []store.ModelRef `json:"targets"`
-	CollectionIDs     []int64          `json:"collection_ids"`
+	JudgeContract string         `json:"judge_contract"`
+	WarmupPrompt  string         `json:"warmup_prompt"`
+	MaxAttempts   int            `json:"max_attempts"`
+	Input         store.RunInput `json:"input"`
+	RerunOf       int64          `json:"rerun_of,omitempty"`
+}
+
+// JudgeContract names how judges are asked and answered (package rubric).
+const JudgeContract = "tribunal-rubric-v2 (style template, per-metric JSON schema)"
+
+func (e *Engine) snapshot(in store.RunInput, rerunOf int64) (string, error) {
+	b, err := json.Marshal(snapshot{JudgeContract: JudgeContract, WarmupPrompt: WarmupPrompt,
+		MaxAttempts: e.cfg.MaxAttempts, Input: in, RerunOf: rerunOf})
+	if err != nil {
+		return "", fmt.Errorf("engine: snapshot: %w", err)
+	}
+	return string(b), nil
 }
 
 // StartRun creates a run with its items and wakes the engine to start it at once.
 func (e *Engine) StartRun(ctx context.Context, in store.RunInput) (*store.Run, error) {
-	snap := snapshot{JudgeContract: JudgeContract, JudgeSystemPrompt: judgeSystemPrompt, JudgeSchema: JudgeSchema,
-		WarmupPrompt: WarmupPrompt, MaxAttempts: e.cfg.MaxAttempts, Targets: in.Targets, CollectionIDs: in.CollectionIDs}
-	if in.Judge != nil {
-		snap.Judge = *in.Judge
-	}
-	b, err := json.Marshal(snap)
+	snap, err := e.snapshot(in, 0)
 	if err != nil {
-		return nil, fmt.Errorf("engine: snapshot: %w", err)
+		return nil, err
 	}
-	in.Snapshot = string(b)
+	in.Snapshot = snap
 	run, err := e.store.CreateRun(ctx, in)
 	if err != nil {
 		return nil, err
 	}
 	e.logRun(ctx, run.ID, store.LogInfo, "run", fmt.Sprintf("Run created by %s", run.TriggeredBy), "")
+	e.Refresh()
+	return run, nil
+}
+
+// Rerun starts a new run with exactly the settings of an earlier one: its
+// frozen tasks, targets, judges, style versions and options.
+func (e *Engine) Rerun(ctx context.Context, id int64, triggeredBy string) (*store.Run, error) {
+	src, err := e.store.Run(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	var old snapshot
+	_ = json.Unmarshal([]byte(src.Snapshot), &old) // runs from before snapshots had inputs rerun from their rows alone
+	snap, err := e.snapshot(old.Input, id)
+	if err != nil {
+		return nil, err
+	}
+	run, err := e.store.RerunRun(ctx, id, triggeredBy, snap)
+	if err != nil {
+		return nil, err
+	}
+	e.logRun(ctx, run.ID, store.LogInfo, "run", fmt.Sprintf("Run created by %s: a re-run of run %d with the same settings", run.TriggeredBy, id), "")
 	e.Refresh()
 	return run, nil
 }

@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"math/rand/v2"
 	"os"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -67,7 +68,8 @@ type Engine struct {
 // re-read whenever it has nothing left to claim.
 type runState struct {
 	targets map[int64]store.RunTarget
-	judges  []store.RunJudge
+	judges  []panelJudge
+	options store.RunOptions
 	current *store.RunTarget
 }
 
@@ -253,7 +255,8 @@ func (e *Engine) activeRuns(ctx context.Context) ([]store.Run, error) {
 }
 
 // state returns the dispatcher's memory of a run, loading its targets and judges once.
-func (e *Engine) state(ctx context.Context, runID int64) (*runState, error) {
+func (e *Engine) state(ctx context.Context, run *store.Run) (*runState, error) {
+	runID := run.ID
 	e.mu.Lock()
 	rs := e.runs[runID]
 	e.mu.Unlock()
@@ -268,7 +271,10 @@ func (e *Engine) state(ctx context.Context, runID int64) (*runState, error) {
 	if err != nil {
 		return nil, err
 	}
-	rs = &runState{targets: map[int64]store.RunTarget{}, judges: judges}
+	rs = &runState{targets: map[int64]store.RunTarget{}, options: run.Options}
+	for _, j := range judges {
+		rs.judges = append(rs.judges, newPanelJudge(j, run.Options))
+	}
 	for _, t := range targets {
 		rs.targets[t.ID] = t
 	}
@@ -299,10 +305,10 @@ func (e *Engine) dispatch(ctx context.Context, run *store.Run) error {
 			}
 			return err
 		}
-		e.logRun(ctx, run.ID, store.LogInfo, "run", fmt.Sprintf("Run started: %d target(s), judge %s", len(r.Targets), judgeName(r)), "")
+		e.logRun(ctx, run.ID, store.LogInfo, "run", fmt.Sprintf("Run started: %d target(s), judges: %s", len(r.Targets), judgeName(r)), "")
 		run.Status = r.Status
 	}
-	rs, err := e.state(ctx, run.ID)
+	rs, err := e.state(ctx, run)
 	if err != nil {
 		return err
 	}
@@ -383,59 +389,76 @@ func (e *Engine) dispatchBenchmark(ctx context.Context, run *store.Run, rs *runS
 	client := e.clientFunc(p)
 	for i := range work {
 		w := &work[i]
-		e.start(func() { e.benchmark(ctx, p, client, w) })
+		e.start(func() { e.benchmark(ctx, rs, p, client, w) })
 	}
 	return false, nil
 }
 
+// dispatchJudging starts judge calls: each judge of the panel takes the
+// items waiting for it, up to its own provider's concurrency.
 func (e *Engine) dispatchJudging(ctx context.Context, run *store.Run, rs *runState) error {
-	if len(rs.judges) == 0 {
-		return e.store.FailRun(ctx, run.ID, "the run has no judge")
-	}
-	judge := rs.judges[0]
-	p, perr := e.provider(ctx, judge.ProviderID)
-	if perr != nil && !errors.Is(perr, errProviderDeleted) {
-		return perr // a passing database error: the next pass tries again
-	}
-	n := e.freeSlots()
-	if n == 0 {
-		return nil
-	}
-	params := store.ClaimParams{RunID: run.ID, From: store.ItemWaitingForJudge, To: store.ItemJudging,
-		WorkerID: e.cfg.WorkerID, Lease: e.cfg.Lease, Limit: n, SlotKey: store.SlotKey(judge.ProviderID, judge.Model)}
-	if perr == nil {
-		params.SlotLimit = p.Concurrency
-	}
-	items, err := e.store.ClaimItems(ctx, params)
-	if err != nil {
-		return err
-	}
-	if len(items) == 0 {
-		return e.maybeFinish(ctx, run)
-	}
-	work, err := e.store.WorkItems(ctx, items, rs.targets)
-	if err != nil {
-		return err
-	}
-	if perr != nil {
-		for i := range work {
-			e.failNow(ctx, &work[i], store.PhaseJudging, "judge provider "+judge.ProviderName+": "+perr.Error())
+	claimed := false
+	for pos := range rs.judges {
+		pj := &rs.judges[pos]
+		n := e.freeSlots()
+		if n == 0 {
+			return nil
 		}
-		return nil
+		p, perr := e.provider(ctx, pj.ProviderID)
+		if perr != nil && !errors.Is(perr, errProviderDeleted) {
+			return perr // a passing database error: the next pass tries again
+		}
+		params := store.ClaimParams{RunID: run.ID, From: store.ItemWaitingForJudge, To: store.ItemJudging,
+			WorkerID: e.cfg.WorkerID, Lease: e.cfg.Lease, Limit: n, SlotKey: store.SlotKey(pj.ProviderID, pj.Model), JudgePos: &pos}
+		if perr == nil {
+			params.SlotLimit = p.Concurrency
+		}
+		items, err := e.store.ClaimItems(ctx, params)
+		if err != nil {
+			return err
+		}
+		if len(items) == 0 {
+			continue
+		}
+		claimed = true
+		work, err := e.store.WorkItems(ctx, items, rs.targets)
+		if err != nil {
+			return err
+		}
+		if perr != nil || pj.err != nil {
+			reason := fmt.Sprintf("judge %s: ", pj.Name)
+			if perr != nil {
+				reason += "provider " + pj.ProviderName + ": " + perr.Error()
+			} else {
+				reason += pj.err.Error()
+			}
+			for i := range work {
+				e.failNow(ctx, &work[i], store.PhaseJudging, reason)
+			}
+			continue
+		}
+		client := e.clientFunc(p)
+		last := pos == len(rs.judges)-1
+		for i := range work {
+			w := &work[i]
+			e.start(func() { e.judge(ctx, pj, last, p, client, w) })
+		}
 	}
-	client := e.clientFunc(p)
-	for i := range work {
-		w := &work[i]
-		e.start(func() { e.judge(ctx, judge, p, client, w) })
+	if !claimed {
+		return e.maybeFinish(ctx, run)
 	}
 	return nil
 }
 
 func judgeName(r *store.Run) string {
 	if len(r.Judges) == 0 {
-		return "(none)"
+		return "none (reference checks only)"
 	}
-	return r.Judges[0].Name
+	names := make([]string, len(r.Judges))
+	for i, j := range r.Judges {
+		names[i] = j.Name
+	}
+	return strings.Join(names, ", ")
 }
 
 // errProviderDeleted means a run's provider no longer exists: its items cannot run.
@@ -527,26 +550,56 @@ func (e *Engine) failTarget(ctx context.Context, runID int64, tg *store.RunTarge
 
 // requestRecord is what the item stores about the call it made.
 type requestRecord struct {
-	Model    string        `json:"model"`
-	Messages []llm.Message `json:"messages"`
-	Provider string        `json:"provider"`
+	Model    string               `json:"model"`
+	Messages []llm.Message        `json:"messages"`
+	Provider string               `json:"provider"`
+	Settings store.TargetSettings `json:"settings"`
 }
 
-func (e *Engine) benchmark(ctx context.Context, p *store.Provider, client *llm.Client, w *store.WorkItem) {
+// systemPrompt is the task's own, else the target's, else the run's.
+func systemPrompt(w *store.WorkItem, opts store.RunOptions) string {
+	return cmp.Or(strings.TrimSpace(w.Task.SystemPrompt), strings.TrimSpace(w.Target.Settings.SystemPrompt), opts.SystemPrompt)
+}
+
+func (e *Engine) benchmark(ctx context.Context, rs *runState, p *store.Provider, client *llm.Client, w *store.WorkItem) {
 	stop := e.renewLease(ctx, &w.Item)
 	defer stop()
-	req := llm.Request{Model: w.Target.Model, Messages: []llm.Message{{Role: "user", Content: w.Task.Question}}}
-	resp, err := e.chat(ctx, p, client, req)
-	if err != nil {
-		e.callFailed(ctx, w, store.PhaseBenchmarking, err, "")
-		return
+	set := w.Target.Settings
+	req := llm.Request{Model: w.Target.Model, Temperature: set.Temperature, MaxTokens: set.MaxTokens, ReasoningEffort: set.ReasoningEffort}
+	if sp := systemPrompt(w, rs.options); sp != "" {
+		req.Messages = append(req.Messages, llm.Message{Role: "system", Content: sp})
 	}
-	record, _ := json.Marshal(requestRecord{Model: req.Model, Messages: req.Messages, Provider: w.Target.ProviderName})
-	res := store.BenchmarkResult{Request: string(record), Response: resp.Text, TimeMs: resp.Duration.Milliseconds(),
-		PromptTokens: resp.PromptTokens, CompletionTokens: resp.CompletionTokens, TokensPerS: resp.TokensPerSecond()}
+	// A multi-turn task is one conversation: each turn sees the answers before it.
+	var total llm.Response
+	turns := w.Task.AllTurns()
+	answers := make([]string, 0, len(turns))
+	for _, turn := range turns {
+		req.Messages = append(req.Messages, llm.Message{Role: "user", Content: turn})
+		resp, err := e.chat(ctx, p, client, req)
+		if err != nil {
+			e.callFailed(ctx, w, store.PhaseBenchmarking, err, "")
+			return
+		}
+		req.Messages = append(req.Messages, llm.Message{Role: "assistant", Content: resp.Text})
+		answers = append(answers, resp.Text)
+		total.Text = resp.Text
+		total.Duration += resp.Duration
+		total.PromptTokens += resp.PromptTokens
+		total.CompletionTokens += resp.CompletionTokens
+	}
+	record, _ := json.Marshal(requestRecord{Model: req.Model, Messages: req.Messages[:len(req.Messages)-1], Provider: w.Target.ProviderName, Settings: set})
+	res := store.BenchmarkResult{Request: string(record), Response: total.Text, TimeMs: total.Duration.Milliseconds(),
+		PromptTokens: total.PromptTokens, CompletionTokens: total.CompletionTokens, TokensPerS: total.TokensPerSecond(),
+		CostUSD: w.Target.Price.Cost(total.PromptTokens, total.CompletionTokens), Judged: len(rs.judges) > 0}
+	if len(turns) > 1 {
+		b, _ := json.Marshal(answers)
+		list := string(b)
+		res.Answers = &list
+	}
+	res.Scores = e.runChecks(w, rs.options, total.Text)
 	entry := itemLog(w, store.LogInfo, "answer", fmt.Sprintf("%s · %s answered (%d ms, %d tokens, %.1f tok/s)",
 		w.Target.Label(), w.Task.TaskKey, res.TimeMs, res.CompletionTokens, res.TokensPerS),
-		"PROMPT\n"+w.Task.Question+"\n\nRESPONSE\n"+resp.Text)
+		"PROMPT\n"+strings.Join(turns, "\n---\n")+"\n\nRESPONSE\n"+strings.Join(answers, "\n---\n"))
 	if err := e.store.CompleteBenchmark(context.WithoutCancel(ctx), &w.Item, res); err != nil {
 		e.log.ErrorContext(ctx, "store benchmark result", "item_id", w.ID, "err", err)
 		return
@@ -554,42 +607,10 @@ func (e *Engine) benchmark(ctx context.Context, p *store.Provider, client *llm.C
 	e.logs.add(entry)
 }
 
-func (e *Engine) judge(ctx context.Context, judge store.RunJudge, p *store.Provider, client *llm.Client, w *store.WorkItem) {
-	stop := e.renewLease(ctx, &w.Item)
-	defer stop()
-	response := ""
-	if w.Response != nil {
-		response = *w.Response
-	}
-	req := llm.Request{Model: judge.Model, SchemaName: "verdict", JSONSchema: JudgeSchema, Messages: []llm.Message{
-		{Role: "system", Content: judgeSystemPrompt},
-		{Role: "user", Content: judgePrompt(w.Task, response)},
-	}}
-	resp, err := e.chat(ctx, p, client, req)
-	var le *llm.Error
-	if errors.As(err, &le) && le.StatusCode == 400 {
-		// Some OpenAI-compatible servers reject response_format; the prompt
-		// asks for the same JSON, and the reply is validated either way.
-		req.JSONSchema = nil
-		resp, err = e.chat(ctx, p, client, req)
-	}
-	if err != nil {
-		e.callFailed(ctx, w, store.PhaseJudging, err, "")
-		return
-	}
-	v, perr := ParseVerdict(resp.Text)
-	if perr != nil {
-		e.callFailed(ctx, w, store.PhaseJudging, perr, resp.Text)
-		return
-	}
-	score := store.Score{RunJudgeID: &judge.ID, Source: fmt.Sprintf("judge:%d", judge.ID), Metric: "score",
-		Score: float64(v.Score), Reasoning: v.Reasoning, Raw: resp.Text}
-	entry := itemLog(w, store.LogInfo, "verdict", fmt.Sprintf("⚖ %s · %s: score %d/10", w.Target.Label(), w.Task.TaskKey, v.Score), v.Reasoning)
-	if err := e.store.CompleteJudging(context.WithoutCancel(ctx), &w.Item, []store.Score{score}); err != nil {
-		e.log.ErrorContext(ctx, "store verdict", "item_id", w.ID, "err", err)
-		return
-	}
-	e.logs.add(entry)
+func decodeAnswers(s string) ([]string, error) {
+	var list []string
+	err := json.Unmarshal([]byte(s), &list)
+	return list, err
 }
 
 // maybeFinish ends the run once every item is COMPLETED or FAILED.

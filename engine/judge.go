@@ -1,135 +1,132 @@
 package engine
 
 import (
-	"bytes"
-	"encoding/json"
+	"context"
 	"errors"
 	"fmt"
-	"math"
 	"strings"
+	"text/template"
 
+	"tribunal/llm"
+	"tribunal/rubric"
 	"tribunal/store"
 )
 
-// JudgeContract names the judge prompt and output schema below; it is stored
-// in each run's snapshot so results say which contract produced them.
-const JudgeContract = "tribunal-judge-v1 (score 1-10 + reasoning)"
+// panelJudge is a run judge ready to judge: its template parsed and the
+// metrics the run switched on.
+type panelJudge struct {
+	store.RunJudge
+	tmpl    *template.Template
+	metrics []rubric.Metric
+	err     error // an unusable template fails the judge's items with this
+}
 
-// judgeSystemPrompt tells the judge how to grade and how to answer.
-const judgeSystemPrompt = `You are an impartial expert judge grading an AI model's answer to a task.
-Compare the answer with the reference answers when they are given:
-"excellent" describes an ideal answer, "good" an acceptable one and "pass" the minimum to pass.
-An answer that goes in the "incorrect answer direction" is wrong and must score low.
-Grade on correctness first, then completeness and clarity. Do not reward length.
-Reply with JSON only, exactly: {"score": <integer 1-10>, "reasoning": "<one short paragraph>"}
-where 1 is completely wrong and 10 is excellent.`
-
-// JudgeSchema is the JSON schema the judge's reply must satisfy.
-var JudgeSchema = json.RawMessage(`{"type":"object","properties":{"score":{"type":"integer","minimum":1,"maximum":10},"reasoning":{"type":"string"}},"required":["score","reasoning"],"additionalProperties":false}`)
-
-// judgePrompt lays out the task, references and answer for the judge. The
-// answer sits between markers so text in it cannot pose as instructions.
-func judgePrompt(t store.RunTask, response string) string {
-	var b strings.Builder
-	section := func(title, body string) {
-		if strings.TrimSpace(body) == "" {
-			return
-		}
-		fmt.Fprintf(&b, "## %s\n%s\n\n", title, strings.TrimSpace(body))
+func newPanelJudge(j store.RunJudge, opts store.RunOptions) panelJudge {
+	pj := panelJudge{RunJudge: j}
+	text := j.PromptTemplate
+	if strings.TrimSpace(text) == "" {
+		text = rubric.DefaultTemplate // runs made before styles existed
 	}
-	section("Task", t.Question)
-	section("Reference: excellent answer", t.Excellent)
-	section("Reference: good answer", t.Good)
-	section("Reference: pass answer", t.Pass)
-	section("Incorrect answer direction", t.IncorrectAnswerDirection)
-	b.WriteString("## Answer to grade\n<<<ANSWER\n")
-	b.WriteString(response)
-	b.WriteString("\nANSWER>>>\n\nGrade the answer. Reply with the JSON object only.")
-	return b.String()
+	if pj.ScaleMax <= pj.ScaleMin {
+		pj.ScaleMin, pj.ScaleMax = 1, 10
+	}
+	pj.tmpl, pj.err = rubric.Parse(text)
+	for _, m := range j.Metrics {
+		if opts.MetricOn(m.Name) {
+			pj.metrics = append(pj.metrics, m)
+		}
+	}
+	if len(pj.metrics) == 0 {
+		pj.metrics = j.Metrics // the run switched on checks only; a judge still scores all its metrics
+	}
+	if len(pj.metrics) == 0 {
+		pj.metrics = []rubric.Metric{{Name: rubric.Overall, Weight: 1}}
+	}
+	return pj
 }
 
-// Verdict is a judge's parsed reply.
-type Verdict struct {
-	Score     int
-	Reasoning string
-}
-
-// ErrBadVerdict means the judge's reply does not fit the schema.
-var ErrBadVerdict = errors.New("judge reply does not fit the schema")
-
-// ParseVerdict reads a judge reply: a JSON object with an integer "score"
-// from 1 to 10 and a non-empty "reasoning". It tolerates what models wrap
-// around JSON (code fences, a sentence before or after) but never guesses a
-// score that is not there.
-func ParseVerdict(text string) (Verdict, error) {
-	obj, err := extractObject(text)
+// judgeRequest builds the judge call for an item.
+func (pj *panelJudge) judgeRequest(w *store.WorkItem) (llm.Request, error) {
+	in := rubric.Input{Question: w.Task.Question, Turns: w.Task.AllTurns(), Answers: answers(w),
+		Reference: w.Task.Reference, Excellent: w.Task.Excellent, Good: w.Task.Good, Pass: w.Task.Pass,
+		IncorrectAnswerDirection: w.Task.IncorrectAnswerDirection, Constraints: w.Task.Constraints,
+		JudgeInstructions: w.Task.JudgeInstructions, Metrics: pj.metrics, ScaleMin: pj.ScaleMin, ScaleMax: pj.ScaleMax}
+	if len(in.Answers) > 0 {
+		in.Response = in.Answers[len(in.Answers)-1]
+	}
+	prompt, err := rubric.Render(pj.tmpl, in)
 	if err != nil {
-		return Verdict{}, err
+		return llm.Request{}, err
 	}
-	var raw map[string]json.RawMessage
-	dec := json.NewDecoder(bytes.NewReader(obj))
-	dec.UseNumber()
-	if err := dec.Decode(&raw); err != nil {
-		return Verdict{}, fmt.Errorf("%w: not a JSON object: %v", ErrBadVerdict, err)
-	}
-	scoreRaw, ok := raw["score"]
-	if !ok {
-		return Verdict{}, fmt.Errorf("%w: no \"score\"", ErrBadVerdict)
-	}
-	var num json.Number
-	if err := json.Unmarshal(scoreRaw, &num); err != nil {
-		// Some models quote numbers: accept "7" but nothing else.
-		var s string
-		if json.Unmarshal(scoreRaw, &s) != nil {
-			return Verdict{}, fmt.Errorf("%w: \"score\" is not a number", ErrBadVerdict)
-		}
-		num = json.Number(strings.TrimSpace(s))
-	}
-	f, err := num.Float64()
-	if err != nil || math.IsNaN(f) || math.IsInf(f, 0) {
-		return Verdict{}, fmt.Errorf("%w: \"score\" is not a number", ErrBadVerdict)
-	}
-	if f != math.Trunc(f) {
-		return Verdict{}, fmt.Errorf("%w: \"score\" %s is not an integer", ErrBadVerdict, num)
-	}
-	if f < 1 || f > 10 {
-		return Verdict{}, fmt.Errorf("%w: \"score\" %s is outside 1-10", ErrBadVerdict, num)
-	}
-	var reasoning string
-	if r, ok := raw["reasoning"]; !ok || json.Unmarshal(r, &reasoning) != nil {
-		return Verdict{}, fmt.Errorf("%w: no \"reasoning\" string", ErrBadVerdict)
-	}
-	if strings.TrimSpace(reasoning) == "" {
-		return Verdict{}, fmt.Errorf("%w: \"reasoning\" is empty", ErrBadVerdict)
-	}
-	return Verdict{Score: int(f), Reasoning: strings.TrimSpace(reasoning)}, nil
+	return llm.Request{Model: pj.Model, SchemaName: "verdict",
+		JSONSchema:  rubric.Schema(pj.metrics, pj.ScaleMin, pj.ScaleMax),
+		Temperature: pj.Settings.Temperature, MaxTokens: pj.Settings.MaxTokens, ReasoningEffort: pj.Settings.ReasoningEffort,
+		Messages: []llm.Message{
+			{Role: "system", Content: rubric.SystemPrompt(pj.PersonalityName, pj.PersonalityDescription, pj.metrics, pj.ScaleMin, pj.ScaleMax)},
+			{Role: "user", Content: prompt},
+		}}, nil
 }
 
-// extractObject finds the first balanced top-level JSON object in text.
-func extractObject(text string) ([]byte, error) {
-	start := strings.IndexByte(text, '{')
-	if start < 0 {
-		return nil, fmt.Errorf("%w: no JSON object in the reply", ErrBadVerdict)
-	}
-	depth, inString, escaped := 0, false, false
-	for i := start; i < len(text); i++ {
-		c := text[i]
-		switch {
-		case escaped:
-			escaped = false
-		case inString && c == '\\':
-			escaped = true
-		case c == '"':
-			inString = !inString
-		case inString:
-		case c == '{':
-			depth++
-		case c == '}':
-			depth--
-			if depth == 0 {
-				return []byte(text[start : i+1]), nil
-			}
+// answers is the model's answer to each turn of the item's task.
+func answers(w *store.WorkItem) []string {
+	if w.Answers != nil {
+		if list, err := decodeAnswers(*w.Answers); err == nil {
+			return list
 		}
 	}
-	return nil, fmt.Errorf("%w: the JSON object is not closed", ErrBadVerdict)
+	if w.Response != nil {
+		return []string{*w.Response}
+	}
+	return []string{""}
+}
+
+func (e *Engine) judge(ctx context.Context, pj *panelJudge, last bool, p *store.Provider, client *llm.Client, w *store.WorkItem) {
+	stop := e.renewLease(ctx, &w.Item)
+	defer stop()
+	req, err := pj.judgeRequest(w)
+	if err != nil {
+		e.failNow(ctx, w, store.PhaseJudging, fmt.Sprintf("judge %s: %v", pj.Name, err))
+		return
+	}
+	resp, err := e.chat(ctx, p, client, req)
+	var le *llm.Error
+	if errors.As(err, &le) && le.StatusCode == 400 {
+		// Some OpenAI-compatible servers reject response_format; the prompt
+		// asks for the same JSON, and the reply is validated either way.
+		req.JSONSchema = nil
+		resp, err = e.chat(ctx, p, client, req)
+	}
+	if err != nil {
+		e.callFailed(ctx, w, store.PhaseJudging, fmt.Errorf("judge %s: %w", pj.Name, err), "")
+		return
+	}
+	v, perr := rubric.ParseVerdict(resp.Text, pj.metrics, pj.ScaleMin, pj.ScaleMax)
+	if perr != nil {
+		e.callFailed(ctx, w, store.PhaseJudging, fmt.Errorf("judge %s: %w", pj.Name, perr), resp.Text)
+		return
+	}
+	id := pj.ID
+	scores := make([]store.Score, 0, len(v.Scores)+1)
+	for _, s := range v.Scores {
+		scores = append(scores, store.Score{RunJudgeID: &id, Source: pj.Source(), Metric: s.Metric, Score: s.Score, Reasoning: s.Reasoning, Raw: resp.Text})
+	}
+	if len(v.Scores) > 1 || v.Scores[0].Metric != rubric.Overall {
+		scores = append(scores, store.Score{RunJudgeID: &id, Source: pj.Source(), Metric: rubric.Overall, Score: v.Overall,
+			Reasoning: "weighted mean of the metrics"})
+	}
+	verdict := store.Verdict{Overall: v.Overall, Scores: scores, Last: last}
+	if c := pj.Price.Cost(resp.PromptTokens, resp.CompletionTokens); c != nil {
+		verdict.CostUSD = *c
+	}
+	entry := itemLog(w, store.LogInfo, "verdict", fmt.Sprintf("⚖ %s · %s: %s scores %s", w.Target.Label(), w.Task.TaskKey, pj.Name,
+		formatScore(v.Overall, pj.ScaleMax)), v.Reasoning())
+	if err := e.store.CompleteJudging(context.WithoutCancel(ctx), &w.Item, verdict); err != nil {
+		e.log.ErrorContext(ctx, "store verdict", "item_id", w.ID, "err", err)
+		return
+	}
+	e.logs.add(entry)
+}
+
+func formatScore(v float64, scaleMax int) string {
+	return strings.TrimSuffix(strings.TrimRight(fmt.Sprintf("%.2f", v), "0"), ".") + fmt.Sprintf("/%d", scaleMax)
 }

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"net"
 	"net/http"
 	"os"
@@ -118,12 +119,14 @@ type Message struct {
 
 // Request is one chat completion.
 type Request struct {
-	Model       string          `json:"model"`
-	Messages    []Message       `json:"messages"`
-	Temperature *float64        `json:"temperature,omitempty"`
-	MaxTokens   *int64          `json:"max_tokens,omitempty"`
-	JSONSchema  json.RawMessage `json:"json_schema,omitempty"` // asks for structured output
-	SchemaName  string          `json:"-"`
+	Model       string    `json:"model"`
+	Messages    []Message `json:"messages"`
+	Temperature *float64  `json:"temperature,omitempty"`
+	MaxTokens   *int64    `json:"max_tokens,omitempty"`
+	// ReasoningEffort is minimal, low, medium or high for reasoning models; empty sends none.
+	ReasoningEffort string          `json:"reasoning_effort,omitempty"`
+	JSONSchema      json.RawMessage `json:"json_schema,omitempty"` // asks for structured output
+	SchemaName      string          `json:"-"`
 }
 
 // Response is what came back, with measurements.
@@ -163,6 +166,9 @@ func (c *Client) Chat(ctx context.Context, req Request) (Response, error) {
 	if req.MaxTokens != nil {
 		params.MaxTokens = openai.Int(*req.MaxTokens)
 	}
+	if req.ReasoningEffort != "" {
+		params.ReasoningEffort = shared.ReasoningEffort(req.ReasoningEffort)
+	}
 	if len(req.JSONSchema) > 0 {
 		var schema map[string]any
 		if err := json.Unmarshal(req.JSONSchema, &schema); err != nil {
@@ -200,8 +206,30 @@ func (c *Client) Chat(ctx context.Context, req Request) (Response, error) {
 
 // Model is one model a provider offers.
 type Model struct {
-	ID      string `json:"id"`
-	OwnedBy string `json:"owned_by,omitempty"`
+	ID      string   `json:"id"`
+	OwnedBy string   `json:"owned_by,omitempty"`
+	Pricing *Pricing `json:"pricing,omitempty"`
+}
+
+// Pricing is what OpenRouter's models endpoint publishes: USD per token, as strings.
+type Pricing struct {
+	Prompt     string `json:"prompt"`
+	Completion string `json:"completion"`
+}
+
+// PerMTok converts the published per-token prices to USD per million
+// tokens; ok is false when they are missing, negative or not numbers
+// (OpenRouter marks variable-priced routers with "-1").
+func (p *Pricing) PerMTok() (in, out float64, ok bool) {
+	if p == nil {
+		return 0, 0, false
+	}
+	a, err1 := strconv.ParseFloat(strings.TrimSpace(p.Prompt), 64)
+	b, err2 := strconv.ParseFloat(strings.TrimSpace(p.Completion), 64)
+	if err1 != nil || err2 != nil || a < 0 || b < 0 || math.IsInf(a, 0) || math.IsInf(b, 0) || a != a || b != b {
+		return 0, 0, false
+	}
+	return a * 1e6, b * 1e6, true
 }
 
 // Models lists the provider's models from its models endpoint.

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"gorm.io/gorm"
+	"gorm.io/gorm/clause"
 )
 
 // ClaimParams says which items to claim and for whom.
@@ -24,6 +25,8 @@ type ClaimParams struct {
 	// at most SlotLimit items hold it at once, across every worker process.
 	SlotKey   string
 	SlotLimit int
+	// JudgePos, when set, claims only items waiting for that judge of the panel.
+	JudgePos *int
 }
 
 // SlotKey is the concurrency key of a provider's model.
@@ -78,6 +81,10 @@ func (s *Store) ClaimItems(ctx context.Context, p ClaimParams) ([]Item, error) {
 		if p.TargetID != 0 {
 			target = " AND run_target_id = ?"
 			args = append(args, p.TargetID)
+		}
+		if p.JudgePos != nil {
+			target += " AND judge_pos = ?"
+			args = append(args, *p.JudgePos)
 		}
 		args = append(args, limit)
 		if s.dialect == Postgres && p.SlotLimit > 0 {
@@ -135,23 +142,34 @@ func (s *Store) updateClaimed(ctx context.Context, it *Item, updates map[string]
 	return s.Transact(ctx, write)
 }
 
-// BenchmarkResult is what a target model answered.
+// BenchmarkResult is what a target model answered, with the reference
+// checks scored on it.
 type BenchmarkResult struct {
 	Request          string
 	Response         string
+	Answers          *string // a multi-turn task's answers as a JSON list
 	TimeMs           int64
 	PromptTokens     int64
 	CompletionTokens int64
 	TokensPerS       float64
+	CostUSD          *float64
+	Scores           []Score
+	// Judged says judges follow; without judges the item completes now.
+	Judged bool
 }
 
-// CompleteBenchmark stores the answer and hands the item to the judge.
+// CompleteBenchmark stores the answer and its check scores, and hands the
+// item to the judges (or completes it when the run has none).
 func (s *Store) CompleteBenchmark(ctx context.Context, it *Item, r BenchmarkResult) error {
-	return s.updateClaimed(ctx, it, map[string]any{
-		"status": ItemWaitingForJudge, "request": r.Request, "response": r.Response, "time_ms": r.TimeMs,
+	status := ItemCompleted
+	if r.Judged {
+		status = ItemWaitingForJudge
+	}
+	return s.completeClaimed(ctx, it, map[string]any{
+		"status": status, "request": r.Request, "response": r.Response, "answers": r.Answers, "time_ms": r.TimeMs,
 		"prompt_tokens": r.PromptTokens, "completion_tokens": r.CompletionTokens, "tokens_per_s": r.TokensPerS,
-		"error": "", "worker_id": "", "lease_until": nil, "failures": 0, "next_retry_at": nil,
-	})
+		"cost_usd": r.CostUSD, "error": "", "worker_id": "", "lease_until": nil, "failures": 0, "next_retry_at": nil,
+	}, r.Scores)
 }
 
 // RetryItem puts a claimed item back to status with a retry time and the
@@ -171,18 +189,44 @@ func (s *Store) FailItem(ctx context.Context, it *Item, phase Phase, reason stri
 	})
 }
 
-// CompleteJudging stores the judges' scores and completes the item, once.
-func (s *Store) CompleteJudging(ctx context.Context, it *Item, scores []Score) error {
+// Verdict is one panel judge's outcome for an item.
+type Verdict struct {
+	Overall float64 // the judge's overall score, averaged into the item's score
+	CostUSD float64
+	Scores  []Score
+	// Last says this was the panel's last judge: the item completes.
+	Last bool
+}
+
+// CompleteJudging stores one judge's scores and moves the item on to the
+// next judge of the panel, or completes it, once. The item's score is the
+// running mean of the panel's overall scores, so aggregates never need to
+// average per item first.
+func (s *Store) CompleteJudging(ctx context.Context, it *Item, v Verdict) error {
+	updates := map[string]any{"error": "", "worker_id": "", "lease_until": nil, "next_retry_at": nil, "failures": 0,
+		"judge_cost_usd": gorm.Expr("judge_cost_usd + ?", v.CostUSD),
+		"score":          gorm.Expr("(COALESCE(score, 0) * judge_pos + ?) / (judge_pos + 1)", v.Overall)}
+	if v.Last {
+		updates["status"] = ItemCompleted
+	} else {
+		updates["status"] = ItemWaitingForJudge
+		updates["judge_pos"] = gorm.Expr("judge_pos + 1")
+	}
+	return s.completeClaimed(ctx, it, updates, v.Scores)
+}
+
+// completeClaimed writes a claimed item's outcome together with its scores,
+// once: the scores land only if the claim still holds.
+func (s *Store) completeClaimed(ctx context.Context, it *Item, updates map[string]any, scores []Score) error {
 	now := s.now()
 	for i := range scores {
 		scores[i].RunID, scores[i].ItemID, scores[i].CreatedAt = it.RunID, it.ID, now
 	}
-	updates := map[string]any{"status": ItemCompleted, "error": "", "worker_id": "", "lease_until": nil, "next_retry_at": nil}
 	if len(scores) == 0 {
 		return s.updateClaimed(ctx, it, updates)
 	}
 	if s.dialect == Postgres {
-		return s.completeJudgingOnce(ctx, it, scores, now)
+		return s.completeOnce(ctx, it, updates, scores, now)
 	}
 	return s.updateClaimed(ctx, it, updates, func(tx *Store) error {
 		if err := tx.conn(ctx).Create(&scores).Error; err != nil {
@@ -192,27 +236,44 @@ func (s *Store) CompleteJudging(ctx context.Context, it *Item, scores []Score) e
 	})
 }
 
-// completeJudgingOnce is CompleteJudging in one PostgreSQL statement: the
-// scores are inserted only if the claimed item could be completed.
-func (s *Store) completeJudgingOnce(ctx context.Context, it *Item, scores []Score, now time.Time) error {
-	// Arguments in the order their placeholders appear: the update, created_at, then each score.
-	args := []any{ItemCompleted, now, it.ID, it.Status, it.WorkerID, it.Attempts, now}
+// completeOnce is completeClaimed in one PostgreSQL statement, a round trip
+// less than a transaction: the scores are inserted only if the claimed item
+// could be updated.
+func (s *Store) completeOnce(ctx context.Context, it *Item, updates map[string]any, scores []Score, now time.Time) error {
+	updates["updated_at"] = now
+	cols := make([]string, 0, len(updates))
+	for c := range updates {
+		cols = append(cols, c)
+	}
+	slices.Sort(cols) // placeholders and arguments in one fixed order
+	var args []any
+	sets := make([]string, len(cols))
+	for i, c := range cols {
+		if e, ok := updates[c].(clause.Expr); ok {
+			sets[i] = c + " = " + e.SQL
+			args = append(args, e.Vars...)
+			continue
+		}
+		sets[i] = c + " = ?"
+		args = append(args, updates[c])
+	}
+	args = append(args, it.ID, it.Status, it.WorkerID, it.Attempts, now)
 	values := make([]string, len(scores))
 	for i, sc := range scores {
 		values[i] = "(?::bigint, ?::text, ?::text, ?::double precision, ?::text, ?::text)"
 		args = append(args, sc.RunJudgeID, sc.Source, sc.Metric, sc.Score, sc.Reasoning, sc.Raw)
 	}
 	res := s.conn(ctx).Exec(`WITH done AS (
-			UPDATE items SET status = ?, error = '', worker_id = '', lease_until = NULL, next_retry_at = NULL, updated_at = ?
+			UPDATE items SET `+strings.Join(sets, ", ")+`
 			WHERE id = ? AND status = ? AND worker_id = ? AND attempts = ? RETURNING id, run_id)
 		INSERT INTO scores (run_id, item_id, run_judge_id, source, metric, score, reasoning, raw, created_at)
 		SELECT done.run_id, done.id, v.judge, v.source, v.metric, v.score, v.reasoning, v.raw, ?
 		FROM done CROSS JOIN (VALUES `+strings.Join(values, ", ")+`) AS v(judge, source, metric, score, reasoning, raw)`, args...)
 	if res.Error != nil {
-		return fmt.Errorf("store: complete judging of item %d: %w", it.ID, res.Error)
+		return fmt.Errorf("store: complete item %d: %w", it.ID, res.Error)
 	}
 	if res.RowsAffected == 0 {
-		return fmt.Errorf("store: complete judging of item %d: %w", it.ID, ErrLeaseLost)
+		return fmt.Errorf("store: complete item %d: %w", it.ID, ErrLeaseLost)
 	}
 	return nil
 }

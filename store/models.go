@@ -1,6 +1,11 @@
 package store
 
-import "time"
+import (
+	"fmt"
+	"time"
+
+	"tribunal/rubric"
+)
 
 // ProviderType is the kind of OpenAI-compatible service a provider is.
 type ProviderType string
@@ -19,19 +24,20 @@ var ProviderTypes = []ProviderType{ProviderOpenAI, ProviderOllama, ProviderLMStu
 
 // Provider is an OpenAI-compatible endpoint with its headers.
 type Provider struct {
-	ID                    int64        `json:"id"`
-	Name                  string       `json:"name"`
-	Type                  ProviderType `json:"type"`
-	BaseURL               string       `json:"base_url"`
-	ModelsEndpoint        string       `json:"models_endpoint"`
-	InferenceEndpoint     string       `json:"inference_endpoint"`
-	Concurrency           int          `json:"concurrency"`
-	RequestsPerMinute     int          `json:"requests_per_minute"`
-	TimeoutSeconds        int          `json:"timeout_seconds"`
-	ConnectTimeoutSeconds int          `json:"connect_timeout_seconds"`
-	CreatedAt             time.Time    `json:"created_at"`
-	UpdatedAt             time.Time    `json:"updated_at"`
-	Headers               []Header     `json:"headers" gorm:"foreignKey:ProviderID"`
+	ID                    int64           `json:"id"`
+	Name                  string          `json:"name"`
+	Type                  ProviderType    `json:"type"`
+	BaseURL               string          `json:"base_url"`
+	ModelsEndpoint        string          `json:"models_endpoint"`
+	InferenceEndpoint     string          `json:"inference_endpoint"`
+	Concurrency           int             `json:"concurrency"`
+	RequestsPerMinute     int             `json:"requests_per_minute"`
+	TimeoutSeconds        int             `json:"timeout_seconds"`
+	ConnectTimeoutSeconds int             `json:"connect_timeout_seconds"`
+	CreatedAt             time.Time       `json:"created_at"`
+	UpdatedAt             time.Time       `json:"updated_at"`
+	Headers               []Header        `json:"headers" gorm:"foreignKey:ProviderID"`
+	Prices                []ProviderPrice `json:"prices" gorm:"foreignKey:ProviderID"`
 }
 
 // Header is one HTTP header sent to a provider. Value holds plain text in
@@ -51,17 +57,34 @@ func (Header) TableName() string { return "provider_headers" }
 
 // Task is one benchmark prompt with optional reference answers.
 type Task struct {
-	ID                       int64     `json:"id"`
-	TaskKey                  string    `json:"task_id"`
-	Category                 string    `json:"category"`
-	Subcategory              string    `json:"subcategory"`
-	Question                 string    `json:"question"`
-	Excellent                string    `json:"excellent"`
-	Good                     string    `json:"good"`
-	Pass                     string    `json:"pass"`
-	IncorrectAnswerDirection string    `json:"incorrect_answer_direction"`
-	CreatedAt                time.Time `json:"created_at"`
-	UpdatedAt                time.Time `json:"updated_at"`
+	ID                       int64  `json:"id"`
+	TaskKey                  string `json:"task_id"`
+	Category                 string `json:"category"`
+	Subcategory              string `json:"subcategory"`
+	Question                 string `json:"question"`
+	Excellent                string `json:"excellent"`
+	Good                     string `json:"good"`
+	Pass                     string `json:"pass"`
+	IncorrectAnswerDirection string `json:"incorrect_answer_direction"`
+	TaskFields
+	Metadata  map[string]string `json:"metadata" gorm:"serializer:json"`
+	CreatedAt time.Time         `json:"created_at"`
+	UpdatedAt time.Time         `json:"updated_at"`
+}
+
+// TaskFields are the task fields of the evaluation issue, shared by tasks
+// and the runs' frozen copies of them.
+type TaskFields struct {
+	Reference         string   `json:"reference"`
+	Turns             []string `json:"turns" gorm:"serializer:json"`
+	SystemPrompt      string   `json:"system_prompt"`
+	UseCase           string   `json:"usecase" gorm:"column:usecase"`
+	Tags              []string `json:"tags" gorm:"serializer:json"`
+	Constraints       string   `json:"constraints"`
+	Examples          string   `json:"examples"`
+	JudgeInstructions string   `json:"judge_instructions"`
+	Comments          string   `json:"comments"`
+	Checks            []Check  `json:"checks" gorm:"serializer:json"`
 }
 
 // Collection is a named set of tasks.
@@ -113,6 +136,9 @@ type Run struct {
 	Status      RunStatus  `json:"status"`
 	Phase       Phase      `json:"phase"`
 	TriggeredBy string     `json:"triggered_by"`
+	Repeats     int        `json:"repeats"`
+	Options     RunOptions `json:"options" gorm:"serializer:json"`
+	SourceRunID *int64     `json:"source_run_id"`
 	Error       string     `json:"error"`
 	Snapshot    string     `json:"-"`
 	CreatedAt   time.Time  `json:"created_at"`
@@ -147,17 +173,33 @@ const (
 
 // RunTarget is one model under test in a run.
 type RunTarget struct {
-	ID           int64      `json:"id"`
-	RunID        int64      `json:"-"`
-	Position     int        `json:"-"`
-	ProviderID   *int64     `json:"provider_id"`
-	ProviderName string     `json:"provider"`
-	Model        string     `json:"model"`
-	Settings     string     `json:"-"`
-	WarmupStatus string     `json:"warmup_status"`
-	WarmupError  string     `json:"warmup_error,omitempty"`
-	WarmupWorker string     `json:"-"`
-	WarmupUntil  *time.Time `json:"-"`
+	ID           int64          `json:"id"`
+	RunID        int64          `json:"-"`
+	Position     int            `json:"-"`
+	ProviderID   *int64         `json:"provider_id"`
+	ProviderName string         `json:"provider"`
+	Model        string         `json:"model"`
+	Settings     TargetSettings `json:"settings" gorm:"serializer:json"`
+	WarmupStatus string         `json:"warmup_status"`
+	WarmupError  string         `json:"warmup_error,omitempty"`
+	WarmupWorker string         `json:"-"`
+	WarmupUntil  *time.Time     `json:"-"`
+	Price
+}
+
+// Price is what a model costs in USD per million tokens; nil is unknown.
+type Price struct {
+	InputPerMTok  *float64 `json:"input_per_mtok" gorm:"column:input_per_mtok"`
+	OutputPerMTok *float64 `json:"output_per_mtok" gorm:"column:output_per_mtok"`
+}
+
+// Cost is the USD cost of a call's tokens, or nil when the price is unknown.
+func (p Price) Cost(promptTokens, completionTokens int64) *float64 {
+	if p.InputPerMTok == nil || p.OutputPerMTok == nil {
+		return nil
+	}
+	c := (float64(promptTokens)**p.InputPerMTok + float64(completionTokens)**p.OutputPerMTok) / 1e6
+	return &c
 }
 
 // Label names the target for people: "provider / model".
@@ -165,15 +207,31 @@ func (t RunTarget) Label() string { return t.ProviderName + " / " + t.Model }
 
 // RunJudge is one judge model of a run.
 type RunJudge struct {
-	ID           int64  `json:"id"`
-	RunID        int64  `json:"-"`
-	Position     int    `json:"-"`
-	Name         string `json:"name"`
-	ProviderID   *int64 `json:"provider_id"`
-	ProviderName string `json:"provider"`
-	Model        string `json:"model"`
-	Settings     string `json:"-"`
+	ID           int64          `json:"id"`
+	RunID        int64          `json:"-"`
+	Position     int            `json:"-"`
+	Name         string         `json:"name"`
+	ProviderID   *int64         `json:"provider_id"`
+	ProviderName string         `json:"provider"`
+	Model        string         `json:"model"`
+	Settings     TargetSettings `json:"settings" gorm:"serializer:json"`
+
+	JudgeID                *int64   `json:"judge_id"`
+	JudgeVersion           int      `json:"judge_version"`
+	PersonalityName        string   `json:"personality_name"`
+	PersonalityDescription string   `json:"personality_description"`
+	StyleID                *int64   `json:"style_id"`
+	StyleName              string   `json:"style_name"`
+	StyleVersion           int      `json:"style_version"`
+	ScaleMin               int      `json:"scale_min"`
+	ScaleMax               int      `json:"scale_max"`
+	Metrics                []Metric `json:"metrics" gorm:"serializer:json"`
+	PromptTemplate         string   `json:"-"`
+	Price
 }
+
+// Source is the scores' source name of this judge.
+func (j RunJudge) Source() string { return fmt.Sprintf("judge:%d", j.ID) }
 
 // RunTask is a run's frozen copy of a task.
 type RunTask struct {
@@ -188,6 +246,15 @@ type RunTask struct {
 	Good                     string
 	Pass                     string
 	IncorrectAnswerDirection string
+	TaskFields
+}
+
+// AllTurns is the task's user turns: Turns, or the question alone.
+func (t *RunTask) AllTurns() []string {
+	if len(t.Turns) > 0 {
+		return t.Turns
+	}
+	return []string{t.Question}
 }
 
 // ItemStatus is the life of one (task, target) pair; see engine/doc.go.
@@ -230,6 +297,11 @@ type Item struct {
 	Error            string
 	FailedPhase      string
 	SlotKey          string
+	JudgePos         int
+	Score            *float64
+	CostUSD          *float64 `gorm:"column:cost_usd"`
+	JudgeCostUSD     float64  `gorm:"column:judge_cost_usd"`
+	Answers          *string
 	UpdatedAt        time.Time
 }
 
@@ -267,4 +339,93 @@ type RunLog struct {
 	Kind      string    `json:"kind"`
 	Message   string    `json:"message"`
 	Detail    string    `json:"detail,omitempty"`
+}
+
+// Metric is one scoring dimension of a judgement style.
+type Metric = rubric.Metric
+
+// JudgementStyle is a style at one version: its scale, metrics and prompt.
+type JudgementStyle struct {
+	ID             int64     `json:"id"`
+	Name           string    `json:"name"`
+	Version        int       `json:"version"`
+	VersionID      int64     `json:"version_id"`
+	Builtin        bool      `json:"builtin"`
+	ScaleMin       int       `json:"scale_min"`
+	ScaleMax       int       `json:"scale_max"`
+	Metrics        []Metric  `json:"metrics"`
+	PromptTemplate string    `json:"prompt_template"`
+	CreatedAt      time.Time `json:"created_at"`
+	UpdatedAt      time.Time `json:"updated_at"`
+}
+
+// Judge is a judge model with a personality and a judgement style.
+type Judge struct {
+	ID                     int64          `json:"id"`
+	Name                   string         `json:"name"`
+	ProviderID             *int64         `json:"provider_id"`
+	Model                  string         `json:"model"`
+	PersonalityName        string         `json:"personality_name"`
+	PersonalityDescription string         `json:"personality_description"`
+	StyleID                int64          `json:"style_id"`
+	Settings               TargetSettings `json:"settings" gorm:"serializer:json"`
+	Version                int            `json:"version"`
+	CreatedAt              time.Time      `json:"created_at"`
+	UpdatedAt              time.Time      `json:"updated_at"`
+}
+
+// TargetSettings are generation settings of a model's calls.
+type TargetSettings struct {
+	Temperature     *float64 `json:"temperature,omitempty"`
+	MaxTokens       *int64   `json:"max_tokens,omitempty"`
+	SystemPrompt    string   `json:"system_prompt,omitempty"`
+	ReasoningEffort string   `json:"reasoning_effort,omitempty"`
+}
+
+// RunOptions are a run's choices beyond its models and tasks.
+type RunOptions struct {
+	// Metrics lists the judge metrics and checks ("check_<type>") that are on; empty = all.
+	Metrics []string `json:"metrics,omitempty"`
+	// Weights of the overall score per metric name; missing = 1.
+	Weights map[string]float64 `json:"weights,omitempty"`
+	// SystemPrompt applies to every task that has none of its own.
+	SystemPrompt string `json:"system_prompt,omitempty"`
+}
+
+// MetricOn reports whether the run scores metric name.
+func (o RunOptions) MetricOn(name string) bool {
+	if len(o.Metrics) == 0 || name == "score" {
+		return true
+	}
+	for _, m := range o.Metrics {
+		if m == name {
+			return true
+		}
+	}
+	return false
+}
+
+// Grade values a human can give an item.
+const (
+	GradeCorrect = "correct"
+	GradePartial = "partial"
+	GradeWrong   = "wrong"
+)
+
+// Grade is a human's verdict on an item.
+type Grade struct {
+	ItemID    int64     `json:"item_id" gorm:"primaryKey;autoIncrement:false"`
+	RunID     int64     `json:"run_id"`
+	Grade     string    `json:"grade"`
+	Notes     string    `json:"notes"`
+	UpdatedAt time.Time `json:"updated_at"`
+}
+
+// ProviderPrice is a model's price at a provider.
+type ProviderPrice struct {
+	ProviderID    int64   `json:"-" gorm:"primaryKey;autoIncrement:false"`
+	Model         string  `json:"model" gorm:"primaryKey"`
+	InputPerMTok  float64 `json:"input_per_mtok" gorm:"column:input_per_mtok"`
+	OutputPerMTok float64 `json:"output_per_mtok" gorm:"column:output_per_mtok"`
+	Source        string  `json:"source"`
 }

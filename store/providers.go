@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"gorm.io/gorm"
+	"gorm.io/gorm/clause"
 
 	"tribunal/secret"
 )
@@ -27,6 +28,8 @@ type ProviderInput struct {
 	TimeoutSeconds        int          `json:"timeout_seconds"`
 	ConnectTimeoutSeconds int          `json:"connect_timeout_seconds"`
 	Headers               []Header     `json:"headers"`
+	// Prices per model; nil keeps the provider's prices, an empty list clears them.
+	Prices []ProviderPrice `json:"prices"`
 }
 
 // Normalize fills defaults and checks every field.
@@ -99,7 +102,86 @@ func (in *ProviderInput) Normalize() error {
 		}
 		seen[lk] = true
 	}
+	seenModel := map[string]bool{}
+	for i := range in.Prices {
+		pr := &in.Prices[i]
+		pr.Model = strings.TrimSpace(pr.Model)
+		field := fmt.Sprintf("prices[%d]", i)
+		switch {
+		case pr.Model == "":
+			return invalid(field+".model", "is required")
+		case seenModel[pr.Model]:
+			return invalid(field+".model", "%q is priced twice", pr.Model)
+		case pr.InputPerMTok < 0 || pr.InputPerMTok > 1e6 || pr.InputPerMTok != pr.InputPerMTok:
+			return invalid(field+".input_per_mtok", "must be a price in USD per million tokens (0…1,000,000)")
+		case pr.OutputPerMTok < 0 || pr.OutputPerMTok > 1e6 || pr.OutputPerMTok != pr.OutputPerMTok:
+			return invalid(field+".output_per_mtok", "must be a price in USD per million tokens (0…1,000,000)")
+		}
+		seenModel[pr.Model] = true
+		pr.Source = PriceManual
+	}
 	return nil
+}
+
+// Price sources: set by a user, or picked up from OpenRouter's models endpoint.
+const (
+	PriceManual     = "MANUAL"
+	PriceOpenRouter = "OPENROUTER"
+)
+
+// savePrices replaces a provider's prices when the input names them.
+func (s *Store) savePrices(ctx context.Context, providerID int64, prices []ProviderPrice) error {
+	if prices == nil {
+		return nil
+	}
+	if err := s.conn(ctx).Where("provider_id = ?", providerID).Delete(&ProviderPrice{}).Error; err != nil {
+		return fmt.Errorf("store: replace prices: %w", err)
+	}
+	if len(prices) == 0 {
+		return nil
+	}
+	for i := range prices {
+		prices[i].ProviderID = providerID
+	}
+	if err := s.conn(ctx).Create(&prices).Error; err != nil {
+		return fmt.Errorf("store: save prices: %w", err)
+	}
+	return nil
+}
+
+// MergePublishedPrices records prices a provider publishes (OpenRouter's
+// models endpoint) for models without a price set by hand.
+func (s *Store) MergePublishedPrices(ctx context.Context, providerID int64, prices []ProviderPrice) error {
+	if len(prices) == 0 {
+		return nil
+	}
+	return s.Transact(ctx, func(tx *Store) error {
+		if err := tx.conn(ctx).Where("provider_id = ? AND source = ?", providerID, PriceOpenRouter).Delete(&ProviderPrice{}).Error; err != nil {
+			return fmt.Errorf("store: merge prices: %w", err)
+		}
+		for i := range prices {
+			prices[i].ProviderID = providerID
+			prices[i].Source = PriceOpenRouter
+		}
+		err := tx.conn(ctx).Clauses(clause.OnConflict{DoNothing: true}).CreateInBatches(&prices, 200).Error
+		if err != nil {
+			return fmt.Errorf("store: merge prices: %w", err)
+		}
+		return nil
+	})
+}
+
+// ModelPrice returns the price of a provider's model, or nil when unknown.
+func (s *Store) ModelPrice(ctx context.Context, providerID int64, model string) (*ProviderPrice, error) {
+	var pr ProviderPrice
+	err := s.conn(ctx).Where("provider_id = ? AND model = ?", providerID, model).Take(&pr).Error
+	if errors.Is(err, gorm.ErrRecordNotFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("store: model price: %w", err)
+	}
+	return &pr, nil
 }
 
 // row is the new provider's table row (headers are saved apart).
@@ -112,7 +194,7 @@ func (in *ProviderInput) row(now time.Time) Provider {
 // Providers lists every provider by name, with secret header values masked.
 func (s *Store) Providers(ctx context.Context) ([]Provider, error) {
 	var ps []Provider
-	err := s.conn(ctx).Preload("Headers", func(db *gorm.DB) *gorm.DB { return db.Order("position") }).Order("name").Find(&ps).Error
+	err := s.conn(ctx).Preload("Headers", func(db *gorm.DB) *gorm.DB { return db.Order("position") }).Preload("Prices", func(db *gorm.DB) *gorm.DB { return db.Order("model") }).Order("name").Find(&ps).Error
 	if err != nil {
 		return nil, fmt.Errorf("store: list providers: %w", err)
 	}
@@ -157,7 +239,7 @@ func (s *Store) ProviderWithSecrets(ctx context.Context, id int64) (*Provider, e
 
 func (s *Store) provider(ctx context.Context, id int64) (*Provider, error) {
 	var p Provider
-	err := s.conn(ctx).Preload("Headers", func(db *gorm.DB) *gorm.DB { return db.Order("position") }).Take(&p, id).Error
+	err := s.conn(ctx).Preload("Headers", func(db *gorm.DB) *gorm.DB { return db.Order("position") }).Preload("Prices", func(db *gorm.DB) *gorm.DB { return db.Order("model") }).Take(&p, id).Error
 	if err != nil {
 		return nil, fmt.Errorf("store: provider: %w", notFound(err, "provider", id))
 	}
@@ -172,13 +254,16 @@ func (s *Store) CreateProvider(ctx context.Context, in ProviderInput) (*Provider
 	var id int64
 	err := s.Transact(ctx, func(tx *Store) error {
 		p := in.row(s.now())
-		if err := tx.conn(ctx).Omit("Headers").Create(&p).Error; err != nil {
+		if err := tx.conn(ctx).Omit("Headers", "Prices").Create(&p).Error; err != nil {
 			if errors.Is(err, gorm.ErrDuplicatedKey) {
 				return conflict("a provider named %q already exists", in.Name)
 			}
 			return fmt.Errorf("store: create provider: %w", err)
 		}
 		id = p.ID
+		if err := tx.savePrices(ctx, p.ID, in.Prices); err != nil {
+			return err
+		}
 		return tx.saveHeaders(ctx, p.ID, in.Headers, nil)
 	})
 	if err != nil {
@@ -211,6 +296,9 @@ func (s *Store) UpdateProvider(ctx context.Context, id int64, in ProviderInput) 
 		}
 		if err := tx.conn(ctx).Where("provider_id = ?", id).Delete(&Header{}).Error; err != nil {
 			return fmt.Errorf("store: update provider headers: %w", err)
+		}
+		if err := tx.savePrices(ctx, id, in.Prices); err != nil {
+			return err
 		}
 		return tx.saveHeaders(ctx, id, in.Headers, old.Headers)
 	})
@@ -322,7 +410,7 @@ func (s *Store) EnsureDefaultProviders(ctx context.Context, ollamaURL, lmStudioU
 				return fmt.Errorf("store: default provider %q: %w", in.Name, err)
 			}
 			p := in.row(s.now())
-			if err := tx.conn(ctx).Omit("Headers").Create(&p).Error; err != nil && !errors.Is(err, gorm.ErrDuplicatedKey) {
+			if err := tx.conn(ctx).Omit("Headers", "Prices").Create(&p).Error; err != nil && !errors.Is(err, gorm.ErrDuplicatedKey) {
 				return fmt.Errorf("store: default provider %q: %w", in.Name, err)
 			}
 		}

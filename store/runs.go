@@ -2,48 +2,107 @@ package store
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"gorm.io/gorm"
 )
 
-// ModelRef picks a model of a provider.
+// ModelRef picks a model of a provider, with the settings of its calls.
 type ModelRef struct {
-	ProviderID int64  `json:"provider_id"`
-	Model      string `json:"model"`
+	ProviderID int64          `json:"provider_id"`
+	Model      string         `json:"model"`
+	Settings   TargetSettings `json:"settings"`
 }
 
 // RunInput is what a user sends to start a run.
 type RunInput struct {
-	Name          string     `json:"name"`
+	Name string `json:"name"`
+	// Judge is a single judge model with the default style; JudgeIDs a panel of saved judges.
 	Judge         *ModelRef  `json:"judge"`
+	JudgeIDs      []int64    `json:"judge_ids"`
 	Targets       []ModelRef `json:"targets"`
 	CollectionIDs []int64    `json:"collection_ids"`
-	TriggeredBy   string     `json:"-"`
+	// Metrics lists the judge metrics and checks ("check_<type>") that are on; empty = all.
+	Metrics      []string           `json:"metrics"`
+	Repeats      int                `json:"repeats"`
+	Weights      map[string]float64 `json:"weights"`
+	SystemPrompt string             `json:"system_prompt"`
+	TriggeredBy  string             `json:"-"`
 	// Snapshot is filled by the engine: what decides the run's scores, as JSON.
 	Snapshot string `json:"-"`
 }
 
+// maxRepeats bounds repeat runs; pass@k needs a handful, not thousands.
+const maxRepeats = 100
+
 func (in *RunInput) normalize() error {
 	in.Name = strings.TrimSpace(in.Name)
+	if len(in.Name) > 255 {
+		return invalid("name", "is longer than 255 characters")
+	}
 	if in.TriggeredBy == "" {
 		in.TriggeredBy = "API"
 	}
 	if in.Snapshot == "" {
 		in.Snapshot = "{}"
 	}
-	if in.Judge == nil || in.Judge.ProviderID == 0 {
-		return invalid("judge.provider_id", "is required")
+	if in.Repeats == 0 {
+		in.Repeats = 1
 	}
-	in.Judge.Model = strings.TrimSpace(in.Judge.Model)
-	if in.Judge.Model == "" {
-		return invalid("judge.model", "is required")
+	if in.Repeats < 1 || in.Repeats > maxRepeats {
+		return invalid("repeats", "must be within 1…%d", maxRepeats)
+	}
+	if in.Judge != nil && len(in.JudgeIDs) > 0 {
+		return invalid("judge_ids", "send either judge or judge_ids, not both")
+	}
+	if in.Judge != nil {
+		if in.Judge.ProviderID == 0 {
+			return invalid("judge.provider_id", "is required")
+		}
+		in.Judge.Model = strings.TrimSpace(in.Judge.Model)
+		if in.Judge.Model == "" {
+			return invalid("judge.model", "is required")
+		}
+		if err := in.Judge.Settings.Validate("judge.settings"); err != nil {
+			return err
+		}
+	}
+	if len(in.JudgeIDs) > 10 {
+		return invalid("judge_ids", "a panel has at most 10 judges")
+	}
+	for i, id := range in.JudgeIDs {
+		for _, prev := range in.JudgeIDs[:i] {
+			if prev == id {
+				return invalid("judge_ids", "judge %d is listed twice", id)
+			}
+		}
+	}
+	in.SystemPrompt = strings.TrimSpace(in.SystemPrompt)
+	if len(in.SystemPrompt) > 100_000 {
+		return invalid("system_prompt", "is longer than 100,000 characters")
+	}
+	if len(in.Metrics) > 100 {
+		return invalid("metrics", "at most 100 metrics")
+	}
+	for name, w := range in.Weights {
+		if w < 0 || w > 1000 || w != w {
+			return invalid("weights", "the weight of %q must be within 0…1000", name)
+		}
 	}
 	if len(in.Targets) == 0 {
 		return invalid("targets", "pick at least one model to benchmark")
 	}
-	seen := map[ModelRef]bool{}
+	if len(in.Targets) > 50 {
+		return invalid("targets", "a run has at most 50 targets")
+	}
+	type key struct {
+		provider int64
+		model    string
+	}
+	seen := map[key]bool{}
 	for i := range in.Targets {
 		t := &in.Targets[i]
 		t.Model = strings.TrimSpace(t.Model)
@@ -53,10 +112,14 @@ func (in *RunInput) normalize() error {
 		if t.Model == "" {
 			return invalid(fmt.Sprintf("targets[%d].model", i), "is required")
 		}
-		if seen[*t] {
+		if err := t.Settings.Validate(fmt.Sprintf("targets[%d].settings", i)); err != nil {
+			return err
+		}
+		k := key{t.ProviderID, t.Model}
+		if seen[k] {
 			return invalid(fmt.Sprintf("targets[%d]", i), "model %q of provider %d is listed twice", t.Model, t.ProviderID)
 		}
-		seen[*t] = true
+		seen[k] = true
 	}
 	if len(in.CollectionIDs) == 0 {
 		return invalid("collection_ids", "pick at least one collection")
@@ -64,12 +127,29 @@ func (in *RunInput) normalize() error {
 	return nil
 }
 
-// CreateRun creates the run with its frozen tasks and one item per (task,
-// target), all in one transaction. It refuses with ErrConflict while another
-// run is active.
+// checksOnly reports whether the run's metrics name reference checks alone,
+// so it needs no judge.
+func (in *RunInput) checksOnly() bool {
+	if len(in.Metrics) == 0 {
+		return false
+	}
+	for _, m := range in.Metrics {
+		if !strings.HasPrefix(m, "check_") {
+			return false
+		}
+	}
+	return true
+}
+
+// CreateRun creates the run with its frozen tasks, targets and judges, and
+// one item per (task, target, repeat), all in one transaction. It refuses
+// with ErrConflict while the active-run limit is reached.
 func (s *Store) CreateRun(ctx context.Context, in RunInput) (*Run, error) {
 	if err := in.normalize(); err != nil {
 		return nil, err
+	}
+	if in.Judge == nil && len(in.JudgeIDs) == 0 && !in.checksOnly() {
+		return nil, invalid("judge.provider_id", "is required: pick a judge or a panel (judge_ids), or set metrics to reference checks only")
 	}
 	var runID int64
 	err := s.Transact(ctx, func(tx *Store) error {
@@ -91,14 +171,33 @@ func (s *Store) CreateRun(ctx context.Context, in RunInput) (*Run, error) {
 			providers[id] = &p
 			return &p, nil
 		}
-		judgeProvider, err := provider("judge.provider_id", in.Judge.ProviderID)
+		price := func(providerID int64, model string) (Price, error) {
+			pr, err := tx.ModelPrice(ctx, providerID, model)
+			if err != nil || pr == nil {
+				return Price{}, err
+			}
+			return Price{InputPerMTok: &pr.InputPerMTok, OutputPerMTok: &pr.OutputPerMTok}, nil
+		}
+		judges, err := tx.panel(ctx, in, provider, price)
 		if err != nil {
 			return err
 		}
+		if err := checkRunMetrics(in.Metrics, judges); err != nil {
+			return err
+		}
+		targets := make([]RunTarget, len(in.Targets))
 		for i, t := range in.Targets {
-			if _, err := provider(fmt.Sprintf("targets[%d].provider_id", i), t.ProviderID); err != nil {
+			p, err := provider(fmt.Sprintf("targets[%d].provider_id", i), t.ProviderID)
+			if err != nil {
 				return err
 			}
+			pr, err := price(t.ProviderID, t.Model)
+			if err != nil {
+				return err
+			}
+			pid := t.ProviderID
+			targets[i] = RunTarget{Position: i, ProviderID: &pid, ProviderName: p.Name, Model: t.Model,
+				Settings: t.Settings, WarmupStatus: WarmupPending, Price: pr}
 		}
 		var cols []Collection
 		if err := tx.conn(ctx).Where("id IN ?", in.CollectionIDs).Order("id").Find(&cols).Error; err != nil {
@@ -118,7 +217,8 @@ func (s *Store) CreateRun(ctx context.Context, in RunInput) (*Run, error) {
 
 		now := s.now()
 		run := Run{Name: in.Name, Status: RunPending, Phase: PhaseBenchmarking, TriggeredBy: in.TriggeredBy,
-			Snapshot: in.Snapshot, CreatedAt: now, UpdatedAt: now}
+			Snapshot: in.Snapshot, Repeats: in.Repeats, CreatedAt: now, UpdatedAt: now,
+			Options: RunOptions{Metrics: in.Metrics, Weights: in.Weights, SystemPrompt: in.SystemPrompt}}
 		if err := tx.conn(ctx).Omit("Targets", "Judges", "Collections").Create(&run).Error; err != nil {
 			return fmt.Errorf("store: create run: %w", err)
 		}
@@ -134,44 +234,149 @@ func (s *Store) CreateRun(ctx context.Context, in RunInput) (*Run, error) {
 				return fmt.Errorf("store: create run collection: %w", err)
 			}
 		}
-		for i, t := range in.Targets {
-			pid := t.ProviderID
-			rt := RunTarget{RunID: run.ID, Position: i, ProviderID: &pid, ProviderName: providers[pid].Name,
-				Model: t.Model, Settings: "{}", WarmupStatus: WarmupPending}
-			if err := tx.conn(ctx).Create(&rt).Error; err != nil {
-				return fmt.Errorf("store: create run target: %w", err)
+		for i := range targets {
+			targets[i].RunID = run.ID
+		}
+		if err := tx.conn(ctx).Create(&targets).Error; err != nil {
+			return fmt.Errorf("store: create run targets: %w", err)
+		}
+		for i := range judges {
+			judges[i].RunID = run.ID
+		}
+		if len(judges) > 0 {
+			if err := tx.conn(ctx).Create(&judges).Error; err != nil {
+				return fmt.Errorf("store: create run judges: %w", err)
 			}
 		}
-		jpid := in.Judge.ProviderID
-		judge := RunJudge{RunID: run.ID, Position: 0, Name: judgeProvider.Name + " / " + in.Judge.Model,
-			ProviderID: &jpid, ProviderName: judgeProvider.Name, Model: in.Judge.Model, Settings: "{}"}
-		if err := tx.conn(ctx).Create(&judge).Error; err != nil {
-			return fmt.Errorf("store: create run judge: %w", err)
-		}
 		// Freeze the tasks: each task once, even when it sits in several collections.
-		err = tx.conn(ctx).Exec(`INSERT INTO run_tasks (run_id, task_id, task_key, category, subcategory, question,
-				excellent, good, pass, incorrect_answer_direction)
-			SELECT ?, t.id, t.task_key, t.category, t.subcategory, t.question, t.excellent, t.good, t.pass, t.incorrect_answer_direction
+		err = tx.conn(ctx).Exec(`INSERT INTO run_tasks (run_id, task_id, `+runTaskColumns+`)
+			SELECT ?, t.id, `+prefixed("t.", runTaskColumns)+`
 			FROM tasks t WHERE t.id IN (SELECT task_id FROM collection_tasks WHERE collection_id IN ?)
 			ORDER BY t.task_key`, run.ID, in.CollectionIDs).Error
 		if err != nil {
 			return fmt.Errorf("store: freeze run tasks: %w", err)
 		}
-		res := tx.conn(ctx).Exec(`INSERT INTO items (run_id, run_task_id, run_target_id, repeat_index, status, request, updated_at)
-			SELECT ?, rt.id, tg.id, 1, 'NEW', '{}', ? FROM run_tasks rt CROSS JOIN run_targets tg
-			WHERE rt.run_id = ? AND tg.run_id = ? ORDER BY tg.position, rt.id`, run.ID, now, run.ID, run.ID)
+		return tx.createItems(ctx, run.ID, in.Repeats, now)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return s.Run(ctx, runID)
+}
+
+// runTaskColumns are the task columns a run freezes.
+const runTaskColumns = `task_key, category, subcategory, question, excellent, good, pass, incorrect_answer_direction,
+	reference, turns, system_prompt, usecase, tags, constraints, examples, judge_instructions, comments, checks`
+
+func prefixed(prefix, columns string) string {
+	parts := strings.Split(columns, ",")
+	for i, p := range parts {
+		parts[i] = prefix + strings.TrimSpace(p)
+	}
+	return strings.Join(parts, ", ")
+}
+
+// createItems makes one item per (task, target, repeat) of a run.
+func (s *Store) createItems(ctx context.Context, runID int64, repeats int, now time.Time) error {
+	for r := 1; r <= repeats; r++ {
+		res := s.conn(ctx).Exec(`INSERT INTO items (run_id, run_task_id, run_target_id, repeat_index, status, request, updated_at)
+			SELECT ?, rt.id, tg.id, ?, 'NEW', '{}', ? FROM run_tasks rt CROSS JOIN run_targets tg
+			WHERE rt.run_id = ? AND tg.run_id = ? ORDER BY tg.position, rt.id`, runID, r, now, runID, runID)
 		if res.Error != nil {
 			return fmt.Errorf("store: create items: %w", res.Error)
 		}
 		if res.RowsAffected == 0 {
 			return invalid("collection_ids", "the chosen collections hold no tasks; add tasks first")
 		}
-		return nil
-	})
-	if err != nil {
-		return nil, err
 	}
-	return s.Run(ctx, runID)
+	return nil
+}
+
+// panel freezes the run's judges: a single model with the default style, or
+// saved judges with their current style versions. A panel shares one scale,
+// so their scores average meaningfully.
+func (s *Store) panel(ctx context.Context, in RunInput, provider func(string, int64) (*Provider, error),
+	price func(int64, string) (Price, error)) ([]RunJudge, error) {
+	var out []RunJudge
+	if in.Judge != nil {
+		p, err := provider("judge.provider_id", in.Judge.ProviderID)
+		if err != nil {
+			return nil, err
+		}
+		st, err := s.DefaultStyle(ctx)
+		if err != nil {
+			return nil, err
+		}
+		pr, err := price(in.Judge.ProviderID, in.Judge.Model)
+		if err != nil {
+			return nil, err
+		}
+		pid := in.Judge.ProviderID
+		out = append(out, RunJudge{Name: p.Name + " / " + in.Judge.Model, ProviderID: &pid, ProviderName: p.Name,
+			Model: in.Judge.Model, Settings: in.Judge.Settings, Price: pr}.withStyle(st))
+	}
+	for i, id := range in.JudgeIDs {
+		field := fmt.Sprintf("judge_ids[%d]", i)
+		var j Judge
+		if err := s.conn(ctx).Take(&j, id).Error; err != nil {
+			if errors.Is(err, gorm.ErrRecordNotFound) {
+				return nil, invalid(field, "no judge with id %d", id)
+			}
+			return nil, fmt.Errorf("store: run judge: %w", err)
+		}
+		if j.ProviderID == nil {
+			return nil, invalid(field, "judge %q has no provider (it was deleted); pick another", j.Name)
+		}
+		p, err := provider(field, *j.ProviderID)
+		if err != nil {
+			return nil, err
+		}
+		st, err := s.Style(ctx, j.StyleID)
+		if err != nil {
+			return nil, err
+		}
+		pr, err := price(*j.ProviderID, j.Model)
+		if err != nil {
+			return nil, err
+		}
+		jid := j.ID
+		out = append(out, RunJudge{Position: i, Name: j.Name, ProviderID: j.ProviderID, ProviderName: p.Name, Model: j.Model,
+			Settings: j.Settings, JudgeID: &jid, JudgeVersion: j.Version, PersonalityName: j.PersonalityName,
+			PersonalityDescription: j.PersonalityDescription, Price: pr}.withStyle(st))
+	}
+	for i := 1; i < len(out); i++ {
+		if out[i].ScaleMin != out[0].ScaleMin || out[i].ScaleMax != out[0].ScaleMax {
+			return nil, invalid("judge_ids", "judges of a panel must share a scoring scale: %q scores %d–%d, %q %d–%d",
+				out[0].Name, out[0].ScaleMin, out[0].ScaleMax, out[i].Name, out[i].ScaleMin, out[i].ScaleMax)
+		}
+	}
+	return out, nil
+}
+
+func (j RunJudge) withStyle(st *JudgementStyle) RunJudge {
+	id := st.ID
+	j.StyleID, j.StyleName, j.StyleVersion = &id, st.Name, st.Version
+	j.ScaleMin, j.ScaleMax, j.Metrics, j.PromptTemplate = st.ScaleMin, st.ScaleMax, st.Metrics, st.PromptTemplate
+	return j
+}
+
+// checkRunMetrics refuses metric names that neither a judge nor a check scores.
+func checkRunMetrics(metrics []string, judges []RunJudge) error {
+	known := map[string]bool{"score": true}
+	for _, t := range CheckTypes {
+		known["check_"+t] = true
+	}
+	for _, j := range judges {
+		for _, m := range j.Metrics {
+			known[m.Name] = true
+		}
+	}
+	for i, m := range metrics {
+		if !known[m] {
+			return invalid(fmt.Sprintf("metrics[%d]", i), "%q is neither a metric of the run's judges nor a check (check_<type>)", m)
+		}
+	}
+	return nil
 }
 
 // checkActiveLimit refuses with ErrConflict when starting (or restarting)
@@ -377,4 +582,60 @@ func (s *Store) SetRunPhase(ctx context.Context, id int64, phase Phase) error {
 		return fmt.Errorf("store: set run phase: %w", err)
 	}
 	return nil
+}
+
+// RerunRun creates a new run from an earlier run's frozen tasks, targets,
+// judges and options, so it repeats the earlier run exactly even after the
+// tasks, providers or judges have been edited since.
+func (s *Store) RerunRun(ctx context.Context, sourceID int64, triggeredBy, snapshot string) (*Run, error) {
+	var runID int64
+	err := s.Transact(ctx, func(tx *Store) error {
+		src, err := tx.Run(ctx, sourceID)
+		if err != nil {
+			return err
+		}
+		if err := tx.checkActiveLimit(ctx, 0); err != nil {
+			return err
+		}
+		now := s.now()
+		srcID := src.ID
+		run := Run{Name: src.Name + " (re-run)", Status: RunPending, Phase: PhaseBenchmarking, TriggeredBy: triggeredBy,
+			Snapshot: snapshot, Repeats: max(src.Repeats, 1), Options: src.Options, SourceRunID: &srcID, CreatedAt: now, UpdatedAt: now}
+		if err := tx.conn(ctx).Omit("Targets", "Judges", "Collections").Create(&run).Error; err != nil {
+			return fmt.Errorf("store: rerun: %w", err)
+		}
+		runID = run.ID
+		for _, c := range src.Collections {
+			if err := tx.conn(ctx).Create(&RunCollection{RunID: run.ID, CollectionID: c.CollectionID, CollectionName: c.CollectionName}).Error; err != nil {
+				return fmt.Errorf("store: rerun collections: %w", err)
+			}
+		}
+		targets := src.Targets
+		for i := range targets {
+			t := &targets[i]
+			t.ID, t.RunID, t.WarmupStatus, t.WarmupError, t.WarmupWorker, t.WarmupUntil = 0, run.ID, WarmupPending, "", "", nil
+		}
+		if err := tx.conn(ctx).Create(&targets).Error; err != nil {
+			return fmt.Errorf("store: rerun targets: %w", err)
+		}
+		judges := src.Judges
+		for i := range judges {
+			judges[i].ID, judges[i].RunID = 0, run.ID
+		}
+		if len(judges) > 0 {
+			if err := tx.conn(ctx).Create(&judges).Error; err != nil {
+				return fmt.Errorf("store: rerun judges: %w", err)
+			}
+		}
+		err = tx.conn(ctx).Exec(`INSERT INTO run_tasks (run_id, task_id, `+runTaskColumns+`)
+			SELECT ?, task_id, `+runTaskColumns+` FROM run_tasks WHERE run_id = ? ORDER BY id`, run.ID, src.ID).Error
+		if err != nil {
+			return fmt.Errorf("store: rerun tasks: %w", err)
+		}
+		return tx.createItems(ctx, run.ID, run.Repeats, now)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return s.Run(ctx, runID)
 }

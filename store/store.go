@@ -5,6 +5,7 @@ package store
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -20,6 +21,7 @@ import (
 	"gorm.io/driver/postgres"
 	"gorm.io/driver/sqlite"
 	"gorm.io/gorm"
+	"gorm.io/gorm/clause"
 	"gorm.io/gorm/logger"
 	modernc "modernc.org/sqlite"
 
@@ -152,6 +154,10 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 		sqlDB.Close()
 		return nil, err
 	}
+	if err := s.ensureBuiltinStyles(ctx); err != nil {
+		sqlDB.Close()
+		return nil, err
+	}
 	return s, nil
 }
 
@@ -241,6 +247,15 @@ func (sqliteDialector) Translate(err error) error {
 	return err
 }
 
+// lockForUpdate locks the rows a query reads until the transaction ends.
+// SQLite needs nothing: its single connection serialises transactions.
+func lockForUpdate(d Dialect) []clause.Expression {
+	if d == Postgres {
+		return []clause.Expression{clause.Locking{Strength: "UPDATE"}}
+	}
+	return nil
+}
+
 // Dialect reports which database the store is on.
 func (s *Store) Dialect() Dialect { return s.dialect }
 
@@ -302,3 +317,13 @@ type appSetting struct {
 }
 
 func (appSetting) TableName() string { return "app_settings" }
+
+// mustJSON encodes a value GORM writes as a JSON column; the values are
+// plain structs, lists and maps, which always encode.
+func mustJSON(v any) string {
+	b, err := json.Marshal(v)
+	if err != nil {
+		panic(fmt.Sprintf("store: encode %T: %v", v, err))
+	}
+	return string(b)
+}

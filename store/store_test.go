@@ -145,7 +145,7 @@ func TestLeaseGuardsResultWrite(t *testing.T) {
 		if err := st.CompleteBenchmark(ctx, &first, store.BenchmarkResult{Response: "late"}); err == nil {
 			t.Fatal("the worker whose lease expired could still write its result")
 		}
-		if err := st.CompleteBenchmark(ctx, &second, store.BenchmarkResult{Request: "{}", Response: "on time"}); err != nil {
+		if err := st.CompleteBenchmark(ctx, &second, store.BenchmarkResult{Request: "{}", Response: "on time", Judged: true}); err != nil {
 			t.Fatal(err)
 		}
 		if err := st.CompleteBenchmark(ctx, &second, store.BenchmarkResult{Request: "{}", Response: "twice"}); err == nil {

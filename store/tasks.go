@@ -60,10 +60,107 @@ func (in *TaskInput) Normalize() error {
 		return invalid("category", "is longer than 255 characters")
 	case len(in.Subcategory) > 255:
 		return invalid("subcategory", "is longer than 255 characters")
-	case strings.TrimSpace(in.Question) == "":
+	}
+	if len(in.Turns) > 0 {
+		if strings.TrimSpace(in.Question) == "" {
+			in.Question = in.Turns[0]
+		} else if in.Question != in.Turns[0] {
+			return invalid("turns", "the first turn must be the question (or leave question empty)")
+		}
+	}
+	if strings.TrimSpace(in.Question) == "" {
 		return invalid("question", "is required")
 	}
+	switch {
+	case len(in.Turns) > 50:
+		return invalid("turns", "a task has at most 50 turns")
+	case len(in.Turns) == 1:
+		in.Turns = nil // a single turn is the question
+	}
+	for i, t := range in.Turns {
+		if strings.TrimSpace(t) == "" {
+			return invalid(fmt.Sprintf("turns[%d]", i), "is empty")
+		}
+	}
+	in.UseCase = strings.TrimSpace(in.UseCase)
+	if len(in.UseCase) > 255 {
+		return invalid("usecase", "is longer than 255 characters")
+	}
+	tags, err := normTags("tags", in.Tags)
+	if err != nil {
+		return err
+	}
+	in.Tags = tags
+	if len(in.Checks) > 20 {
+		return invalid("checks", "a task has at most 20 checks")
+	}
+	for i := range in.Checks {
+		c := &in.Checks[i]
+		c.Type = strings.TrimSpace(c.Type)
+		if err := ValidateCheck(c.Type, c.Value); err != nil {
+			return invalid(fmt.Sprintf("checks[%d]", i), "%s", err.Error())
+		}
+	}
+	if len(in.Metadata) > 100 {
+		return invalid("metadata", "a task has at most 100 metadata keys")
+	}
 	return nil
+}
+
+// ValidateCheck checks a check's type and value; the checks package sets
+// it to its own validator, which also compiles patterns and schemas.
+var ValidateCheck = func(typ, value string) error {
+	for _, t := range CheckTypes {
+		if t == typ {
+			return nil
+		}
+	}
+	return fmt.Errorf("unknown check type %q (use one of %s)", typ, strings.Join(CheckTypes, ", "))
+}
+
+// normTags trims, drops empty and repeated tags, and bounds their size.
+func normTags(field string, tags []string) ([]string, error) {
+	out := []string{}
+	seen := map[string]bool{}
+	for _, t := range tags {
+		t = strings.TrimSpace(t)
+		if t == "" || seen[strings.ToLower(t)] {
+			continue
+		}
+		if len(t) > 64 {
+			return nil, invalid(field, "tag %q is longer than 64 characters", t[:64])
+		}
+		seen[strings.ToLower(t)] = true
+		out = append(out, t)
+	}
+	if len(out) > 50 {
+		return nil, invalid(field, "at most 50 tags")
+	}
+	return out, nil
+}
+
+// row is the task row the input describes.
+func (in *TaskInput) row() Task {
+	return Task{TaskKey: in.TaskKey, Category: in.Category, Subcategory: in.Subcategory, Question: in.Question,
+		Excellent: in.Excellent, Good: in.Good, Pass: in.Pass, IncorrectAnswerDirection: in.IncorrectAnswerDirection,
+		TaskFields: TaskFields{Reference: in.Reference, Turns: nonNil(in.Turns), SystemPrompt: in.SystemPrompt, UseCase: in.UseCase,
+			Tags: nonNil(in.Tags), Constraints: in.Constraints, Examples: in.Examples, JudgeInstructions: in.JudgeInstructions,
+			Comments: in.Comments, Checks: nonNil(in.Checks)},
+		Metadata: nonNilMap(in.Metadata)}
+}
+
+func nonNil[T any](s []T) []T {
+	if s == nil {
+		return []T{}
+	}
+	return s
+}
+
+func nonNilMap(m map[string]string) map[string]string {
+	if m == nil {
+		return map[string]string{}
+	}
+	return m
 }
 
 // TaskFilter narrows and pages a task list.
@@ -150,9 +247,8 @@ func (s *Store) CreateTask(ctx context.Context, in TaskInput) (*Task, error) {
 		return nil, err
 	}
 	now := s.now()
-	t := Task{TaskKey: in.TaskKey, Category: in.Category, Subcategory: in.Subcategory, Question: in.Question,
-		Excellent: in.Excellent, Good: in.Good, Pass: in.Pass, IncorrectAnswerDirection: in.IncorrectAnswerDirection,
-		CreatedAt: now, UpdatedAt: now}
+	t := in.row()
+	t.CreatedAt, t.UpdatedAt = now, now
 	if err := s.conn(ctx).Create(&t).Error; err != nil {
 		if errors.Is(err, gorm.ErrDuplicatedKey) {
 			return nil, conflict("a task with task_id %q already exists", in.TaskKey)
@@ -167,11 +263,9 @@ func (s *Store) UpdateTask(ctx context.Context, id int64, in TaskInput) (*Task, 
 	if err := in.Normalize(); err != nil {
 		return nil, err
 	}
-	res := s.conn(ctx).Model(&Task{}).Where("id = ?", id).Updates(map[string]any{
-		"task_key": in.TaskKey, "category": in.Category, "subcategory": in.Subcategory, "question": in.Question,
-		"excellent": in.Excellent, "good": in.Good, "pass": in.Pass,
-		"incorrect_answer_direction": in.IncorrectAnswerDirection, "updated_at": s.now(),
-	})
+	t := in.row()
+	t.UpdatedAt = s.now()
+	res := s.conn(ctx).Model(&Task{}).Where("id = ?", id).Select("*").Omit("id", "created_at").Updates(&t)
 	if res.Error != nil {
 		if errors.Is(res.Error, gorm.ErrDuplicatedKey) {
 			return nil, conflict("a task with task_id %q already exists", in.TaskKey)
@@ -209,10 +303,8 @@ func (s *Store) CreateTasks(ctx context.Context, ins []TaskInput) error {
 			}
 			return err
 		}
-		in := ins[i]
-		rows[i] = Task{TaskKey: in.TaskKey, Category: in.Category, Subcategory: in.Subcategory, Question: in.Question,
-			Excellent: in.Excellent, Good: in.Good, Pass: in.Pass, IncorrectAnswerDirection: in.IncorrectAnswerDirection,
-			CreatedAt: now, UpdatedAt: now}
+		rows[i] = ins[i].row()
+		rows[i].CreatedAt, rows[i].UpdatedAt = now, now
 	}
 	err := s.Transact(ctx, func(tx *Store) error {
 		return tx.conn(ctx).CreateInBatches(rows, 500).Error

@@ -1,0 +1,141 @@
+package importer
+
+import (
+	"bytes"
+	"encoding/csv"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+)
+
+// parseCSV reads a CSV with a header row (the seed 000/001 columns or any
+// loosely matching names, see fieldAliases). Unknown columns go to Metadata,
+// empty cells count as not given, tags split on , or ;, and turns, checks and
+// metadata cells may hold JSON. The delimiter is a comma, or the semicolon or
+// tab the header uses (Excel exports), or tab for .tsv; an Excel "sep=;"
+// first line is honoured. A quoting error stops the read: the reader cannot
+// tell where the broken row ends, so later rows are not checked.
+func parseCSV(data []byte, tsv bool) ([]row, Errors) {
+	headerLine := 1
+	comma := ','
+	if first, rest, ok := bytes.Cut(data, []byte("\n")); ok || len(first) > 0 {
+		s := strings.TrimSpace(string(first))
+		if len(s) == 5 && strings.HasPrefix(strings.ToLower(s), "sep=") {
+			comma, data, headerLine = rune(s[4]), rest, 2
+		} else if tsv {
+			comma = '\t'
+		} else {
+			comma = sniffComma(s)
+		}
+	}
+	r := csv.NewReader(bytes.NewReader(data))
+	r.Comma = comma
+	r.FieldsPerRecord = -1 // checked per row, so a short row is a row error and not the end of the file
+	header, err := r.Read()
+	if err == io.EOF {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, Errors{csvError(err, 0, headerLine-1)}
+	}
+	keys := make([]string, len(header))
+	byField := map[string]int{}
+	hasQuestion := false
+	for i, h := range header {
+		keys[i] = strings.TrimSpace(h)
+		if keys[i] == "" {
+			keys[i] = fmt.Sprintf("column_%d", i+1)
+		}
+		f := fieldOf(keys[i])
+		if f == "" {
+			f = "metadata:" + keys[i]
+		}
+		if j, dup := byField[f]; dup {
+			return nil, Errors{{Line: headerLine, Field: strings.TrimPrefix(f, "metadata:"),
+				Message: fmt.Sprintf("columns %d (%q) and %d (%q) are the same field", j+1, keys[j], i+1, keys[i])}}
+		}
+		byField[f] = i
+		hasQuestion = hasQuestion || f == "question" || f == "turns"
+	}
+	if !hasQuestion {
+		return nil, Errors{{Line: headerLine, Field: "question",
+			Message: "no question column (name one question, prompt, input, query or query_text)"}}
+	}
+
+	var rows []row
+	var errs Errors
+	for num := 1; ; num++ {
+		rec, err := r.Read()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			errs = append(errs, csvError(err, num, headerLine-1))
+			break
+		}
+		line, _ := r.FieldPos(0)
+		line += headerLine - 1
+		if blank(rec) {
+			continue
+		}
+		b := newBuilder(num, line)
+		// Trailing empty cells (a spreadsheet's stray commas) are harmless;
+		// anything else off the header's width means the columns are shifted.
+		if len(rec) > len(keys) && blank(rec[len(keys):]) {
+			rec = rec[:len(keys)]
+		}
+		if len(rec) != len(keys) {
+			b.fail(nil, "", "has %d fields, the header has %d", len(rec), len(keys))
+			rows, errs = b.done(rows, errs)
+			continue
+		}
+		obj := &value{kind: object, line: line}
+		for i, cell := range rec {
+			obj.add(keys[i], newScalar(cell, true, line))
+		}
+		b.setAll(obj)
+		rows, errs = b.done(rows, errs)
+	}
+	return rows, errs
+}
+
+func blank(cells []string) bool {
+	for _, c := range cells {
+		if strings.TrimSpace(c) != "" {
+			return false
+		}
+	}
+	return true
+}
+
+// sniffComma picks the delimiter the header line uses most, outside quotes.
+func sniffComma(header string) rune {
+	counts := map[rune]int{}
+	quoted := false
+	for _, c := range header {
+		switch c {
+		case '"':
+			quoted = !quoted
+		case ',', ';', '\t':
+			if !quoted {
+				counts[c]++
+			}
+		}
+	}
+	best := ','
+	for _, c := range []rune{';', '\t'} {
+		if counts[c] > counts[best] {
+			best = c
+		}
+	}
+	return best
+}
+
+func csvError(err error, num, offset int) RowError {
+	var pe *csv.ParseError
+	if errors.As(err, &pe) {
+		return RowError{Row: num, Line: pe.Line + offset, Message: fmt.Sprintf("column %d: %v", pe.Column, pe.Err)}
+	}
+	return RowError{Row: num, Message: err.Error()}
+}

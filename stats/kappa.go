@@ -1,0 +1,154 @@
+package stats
+
+import "math"
+
+// Weighting says how much partial credit Kappa gives to near-miss ratings.
+type Weighting int
+
+// Weightings for Kappa; Linear or Quadratic suit ordinal grades (1–5 stars).
+const (
+	Unweighted Weighting = iota // only identical ratings agree
+	Linear                      // disagreement weight |i−j|/(k−1)
+	Quadratic                   // disagreement weight ((i−j)/(k−1))²
+)
+
+// KappaResult is Cohen's kappa with a 95% CI, the number of rated items and
+// the raw proportion of items rated identically.
+type KappaResult struct {
+	Kappa, Lo, Hi float64
+	N             int
+	Agreement     float64
+}
+
+// z975 is the 97.5% standard-normal quantile.
+const z975 = 1.959963984540054
+
+// Kappa is Cohen's kappa between two raters (judge vs human, or judge vs
+// judge) for ratings 0..k−1; pairs with a rating outside that range are
+// skipped. The CI is Wald, Kappa ± 1.96·ASE with the large-sample ASE of
+// Fleiss, Cohen & Everitt (1969) as in SAS and statsmodels' cohens_kappa,
+// clipped to [−1, 1]. Kappa, Lo and Hi are NaN when kappa is undefined: no
+// items, k < 2, or chance agreement already perfect (both raters used one
+// and the same category throughout; see Agreement then).
+func Kappa(a, b []int, k int, w Weighting) KappaResult {
+	nan := math.NaN()
+	res := KappaResult{Kappa: nan, Lo: nan, Hi: nan}
+	if k < 1 {
+		return res
+	}
+	table := make([]float64, k*k)
+	agree := 0
+	for i := range min(len(a), len(b)) {
+		if a[i] < 0 || a[i] >= k || b[i] < 0 || b[i] >= k {
+			continue
+		}
+		table[a[i]*k+b[i]]++
+		res.N++
+		if a[i] == b[i] {
+			agree++
+		}
+	}
+	if res.N == 0 {
+		return res
+	}
+	n := float64(res.N)
+	res.Agreement = float64(agree) / n
+	if k < 2 {
+		return res
+	}
+
+	// Agreement weights wt[i][j] in [0,1]: 1 on the diagonal.
+	wt := make([]float64, k*k)
+	for i := range k {
+		for j := range k {
+			d := math.Abs(float64(i-j)) / float64(k-1)
+			switch w {
+			case Linear:
+				wt[i*k+j] = 1 - d
+			case Quadratic:
+				wt[i*k+j] = 1 - d*d
+			default:
+				if i == j {
+					wt[i*k+j] = 1
+				}
+			}
+		}
+	}
+	row := make([]float64, k) // rater a's marginal proportions
+	col := make([]float64, k) // rater b's
+	for i := range k {
+		for j := range k {
+			p := table[i*k+j] / n
+			row[i] += p
+			col[j] += p
+		}
+	}
+	po, pe := 0.0, 0.0
+	wRow := make([]float64, k) // Σ_j col_j·w_ij
+	wCol := make([]float64, k) // Σ_i row_i·w_ij
+	for i := range k {
+		for j := range k {
+			po += table[i*k+j] / n * wt[i*k+j]
+			pe += row[i] * col[j] * wt[i*k+j]
+			wRow[i] += col[j] * wt[i*k+j]
+			wCol[j] += row[i] * wt[i*k+j]
+		}
+	}
+	if pe >= 1-1e-12 {
+		return res
+	}
+	kappa := (po - pe) / (1 - pe)
+	v := 0.0
+	for i := range k {
+		for j := range k {
+			t := wt[i*k+j] - (wRow[i]+wCol[j])*(1-kappa)
+			v += table[i*k+j] / n * t * t
+		}
+	}
+	t := kappa - pe*(1-kappa)
+	v = (v - t*t) / ((1 - pe) * (1 - pe) * n)
+	se := math.Sqrt(math.Max(v, 0))
+	res.Kappa = kappa
+	clip := func(x float64) float64 { return math.Max(-1, math.Min(1, x)) }
+	res.Lo, res.Hi = clip(kappa-z975*se), clip(kappa+z975*se)
+	return res
+}
+
+// Pearson is the linear correlation of x and y (e.g. judge score vs answer
+// length, the length-bias probe). NaN when undefined: fewer than 2 pairs or
+// either side constant.
+func Pearson(x, y []float64) float64 {
+	n := min(len(x), len(y))
+	if n < 2 {
+		return math.NaN()
+	}
+	mx, my := mean(x[:n]), mean(y[:n])
+	// Scale deviations to at most 1 so squares of large values cannot overflow.
+	ax, ay := 0.0, 0.0
+	for i := range n {
+		ax, ay = math.Max(ax, math.Abs(x[i]-mx)), math.Max(ay, math.Abs(y[i]-my))
+	}
+	if ax == 0 || ay == 0 {
+		return math.NaN()
+	}
+	sxy, sxx, syy := 0.0, 0.0, 0.0
+	for i := range n {
+		dx, dy := (x[i]-mx)/ax, (y[i]-my)/ay
+		sxy += dx * dy
+		sxx += dx * dx
+		syy += dy * dy
+	}
+	if sxx == 0 || syy == 0 {
+		return math.NaN()
+	}
+	return math.Max(-1, math.Min(1, sxy/(math.Sqrt(sxx)*math.Sqrt(syy))))
+}
+
+// Spearman is the rank correlation of x and y (Pearson on average ranks), robust
+// to the odd very long answer. NaN when undefined, as for Pearson.
+func Spearman(x, y []float64) float64 {
+	n := min(len(x), len(y))
+	rx, _ := ranks(x[:n])
+	ry, _ := ranks(y[:n])
+	return Pearson(rx, ry)
+}
