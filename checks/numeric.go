@@ -39,19 +39,24 @@ func numeric(response, ref string) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
+	// A final answer sits at the end; reading only the tail keeps a huge
+	// response cheap.
+	response = response[max(0, len(response)-maxInputBytes):]
 	got, where, ok := finalNumber(response)
 	if !ok {
 		return Result{0, fmt.Sprintf("expected %s, found no number", want)}, nil
 	}
-	if !sameNumber(want.value, got.value) {
-		return Result{0, fmt.Sprintf("expected %s, found %s (%s)", want, got, where)}, nil
+	score := 0.0
+	if sameNumber(want.value, got.value) {
+		score = 1
 	}
-	return Result{1, fmt.Sprintf("expected %s, found %s (%s)", want, got, where)}, nil
+	return Result{score, fmt.Sprintf("expected %s, found %s (%s)", want, got, where)}, nil
 }
 
 // referenceNumber reads the expected number: the one after the last "####"
 // (GSM8K's "#### 72"), otherwise the last number in the reference.
 func referenceNumber(ref string) (number, error) {
+	ref = ref[max(0, len(ref)-maxInputBytes):]
 	ref = fracRe.ReplaceAllString(ref, "$1/$2")
 	if n, ok := numberAfterLast(ref, "####"); ok {
 		return n, nil
@@ -75,8 +80,9 @@ func finalNumber(text string) (n number, where string, ok bool) {
 			return n, `in \boxed{}`, true
 		}
 	}
+	// Try the last few markers only: an earlier "answer" is usually a draft.
 	marks := answerRe.FindAllStringIndex(text, -1)
-	for k := len(marks) - 1; k >= 0; k-- {
+	for k := len(marks) - 1; k >= max(0, len(marks)-maxAnswerMarks); k-- {
 		if n, ok := firstNumber(firstLine(text[marks[k][1]:])); ok {
 			return n, `after "answer"`, true
 		}
@@ -97,14 +103,23 @@ func numberAfterLast(text, marker string) (number, bool) {
 }
 
 // firstLine skips leading whitespace and returns the rest of that line, so
-// "Answer:\n18" still finds 18 but a later paragraph is not read.
+// "Answer:\n18" still finds 18 but a later paragraph is not read. The line is
+// capped at maxAnswerLine bytes so many markers cannot make the search
+// quadratic.
 func firstLine(s string) string {
-	s = strings.TrimLeftFunc(s, unicode.IsSpace)
+	s = strings.TrimLeftFunc(s[:min(len(s), maxAnswerLine)], unicode.IsSpace)
 	if i := strings.IndexByte(s, '\n'); i >= 0 {
 		return s[:i]
 	}
 	return s
 }
+
+// maxAnswerLine bounds how far after a marker the answer may sit, and
+// maxAnswerMarks how many markers are tried, latest first.
+const (
+	maxAnswerLine  = 200
+	maxAnswerMarks = 5
+)
 
 // braced returns s up to the brace that closes an already opened one.
 func braced(s string) string {
@@ -124,10 +139,16 @@ func braced(s string) string {
 }
 
 func firstNumber(s string) (number, bool) {
-	for _, loc := range numberRe.FindAllStringIndex(s, -1) {
+	for off := 0; off < len(s); {
+		loc := numberRe.FindStringIndex(s[off:])
+		if loc == nil {
+			break
+		}
+		loc[0], loc[1] = loc[0]+off, loc[1]+off
 		if n, ok := parseNumber(s, loc); ok {
 			return n, true
 		}
+		off = loc[1]
 	}
 	return number{}, false
 }

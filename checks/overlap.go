@@ -13,8 +13,10 @@ import (
 // 4096 tokens is far above a normal answer and costs a few milliseconds.
 const MaxTokens = 4096
 
-// maxInputBytes bounds the text handed to the tokenizers at all.
-const maxInputBytes = 1 << 20
+// maxInputBytes bounds the text handed to the tokenizers (and the tail of a
+// response read by numeric). 64 KiB holds well over MaxTokens normal tokens
+// and keeps the regex-based BLEU tokenizer to a few milliseconds.
+const maxInputBytes = 64 << 10
 
 // capText cuts s to maxInputBytes and reports whether it did.
 func capText(s string) (string, bool) {
@@ -34,7 +36,7 @@ func capTokens(toks []string, cut bool) ([]string, bool) {
 
 func truncNote(cut bool) string {
 	if cut {
-		return fmt.Sprintf("; input truncated to %d tokens", MaxTokens)
+		return fmt.Sprintf("; long input truncated (limit %d tokens, %d KiB)", MaxTokens, maxInputBytes>>10)
 	}
 	return ""
 }
@@ -80,7 +82,7 @@ const asciiPunct = "!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~"
 
 // squadTokens is SQuAD's normalize_answer followed by split().
 func squadTokens(s string) []string {
-	s = strings.ToLower(s)
+	s = pyLower(s)
 	s = strings.Map(func(r rune) rune {
 		if strings.ContainsRune(asciiPunct, r) {
 			return -1
@@ -309,6 +311,27 @@ func lcsLen(a, b []string) int {
 }
 
 // --- shared -----------------------------------------------------------------
+
+// pyLower is Python's str.lower() where it differs from strings.ToLower:
+// 'İ' becomes "i" plus a combining dot, and a word-final 'Σ' becomes 'ς'.
+func pyLower(s string) string {
+	if !strings.ContainsAny(s, "İΣ") {
+		return strings.ToLower(s)
+	}
+	rs := []rune(s)
+	var b strings.Builder
+	for i, r := range rs {
+		switch {
+		case r == 'İ':
+			b.WriteString("i\u0307")
+		case r == 'Σ' && i > 0 && unicode.IsLetter(rs[i-1]) && (i+1 == len(rs) || !unicode.IsLetter(rs[i+1])):
+			b.WriteRune('ς')
+		default:
+			b.WriteRune(unicode.ToLower(r))
+		}
+	}
+	return b.String()
+}
 
 // pyIsSpace is Python's str.isspace, which str.split() uses: Go's
 // unicode.IsSpace plus the ASCII separators U+001C..U+001F.

@@ -105,6 +105,10 @@ func TestF1(t *testing.T) {
 		{"hyphen joins", checks.F1, "saint étienne", "Saint-Étienne", 0, ""},
 		{"case and articles", checks.F1, "An Apple, a day!", "an apple a day", 1, ""},
 		{"curly apostrophe is not ASCII punctuation", checks.F1, "L’amour", "l'amour", 0, ""},
+		{"greek final sigma", checks.F1, "ΟΔΟΣ ΚΑΙ", "οδος", 2.0 / 3, ""},
+		{"greek medial sigma", checks.F1, "σοφια", "ΣΟΦΙΑ", 1, ""},
+		{"dotted capital I keeps its dot", checks.F1, "İZMİR", "izmir", 0, ""},
+		{"dotted capital I matches i with dot", checks.F1, "i\u0307zmir", "İzmir", 1, ""},
 	}, 1e-9)
 }
 

@@ -35,8 +35,13 @@ type ProgressJSON struct {
 
 // RunSummaryJSON holds a run's aggregates.
 type RunSummaryJSON struct {
-	Overall  store.Stats        `json:"overall"`
-	PerModel []store.ModelStats `json:"per_model"`
+	Overall       store.Stats        `json:"overall"`
+	PerModel      []store.ModelStats `json:"per_model"`
+	PassThreshold float64            `json:"pass_threshold"`
+	Breakdown     *store.Breakdown   `json:"breakdown"`
+	Models        []store.ModelScore `json:"models"`
+	BestOverall   int64              `json:"best_overall_target_id,omitempty"`
+	BestValue     int64              `json:"best_value_target_id,omitempty"`
 }
 
 func progressJSON(p store.Progress) ProgressJSON {
@@ -60,11 +65,12 @@ func (h *Handler) runJSON(ctx context.Context, run *store.Run, detail bool) (*Ru
 	if out.Current, err = h.store.RunCurrent(ctx, run.ID); err != nil {
 		return nil, err
 	}
-	sum, err := h.runSummary(ctx, run.ID, prog)
+	sum, err := h.runSummary(ctx, run, prog)
 	if err != nil {
 		return nil, err
 	}
-	out.Summary = &RunSummaryJSON{Overall: sum.Overall, PerModel: sum.PerModel}
+	out.Summary = &RunSummaryJSON{Overall: sum.Overall, PerModel: sum.PerModel, PassThreshold: sum.PassThreshold,
+		Breakdown: sum.Breakdown, Models: sum.Models, BestOverall: sum.BestOverall, BestValue: sum.BestValue}
 	return out, nil
 }
 

@@ -182,15 +182,40 @@ func (h *Handler) providerModels(c echo.Context, id int64) ([]modelJSON, error) 
 		return nil, err
 	}
 	out := make([]modelJSON, len(models))
+	var published []store.ProviderPrice
 	for i, m := range models {
 		out[i] = modelJSON{ID: m.ID, OwnedBy: m.OwnedBy}
+		if in, o, ok := m.Pricing.PerMTok(); ok {
+			published = append(published, store.ProviderPrice{Model: m.ID, InputPerMTok: in, OutputPerMTok: o})
+		}
+	}
+	// OpenRouter publishes prices with its models: keep them for cost tracking.
+	if p.Type == store.ProviderOpenRouter && len(published) > 0 {
+		if err := h.store.MergePublishedPrices(withoutCancel(c), p.ID, published); err != nil {
+			return nil, err
+		}
+	}
+	prices := map[string]store.ProviderPrice{}
+	current, err := h.store.Provider(c.Request().Context(), p.ID)
+	if err != nil {
+		return nil, err
+	}
+	for _, pr := range current.Prices {
+		prices[pr.Model] = pr
+	}
+	for i := range out {
+		if pr, ok := prices[out[i].ID]; ok {
+			out[i].InputPerMTok, out[i].OutputPerMTok = &pr.InputPerMTok, &pr.OutputPerMTok
+		}
 	}
 	return out, nil
 }
 
 type modelJSON struct {
-	ID      string `json:"id"`
-	OwnedBy string `json:"owned_by,omitempty"`
+	ID            string   `json:"id"`
+	OwnedBy       string   `json:"owned_by,omitempty"`
+	InputPerMTok  *float64 `json:"input_per_mtok,omitempty"`
+	OutputPerMTok *float64 `json:"output_per_mtok,omitempty"`
 }
 
 // modelOptions feeds a model picker's datalist; a provider that cannot list
@@ -623,11 +648,11 @@ func (h *Handler) showRun(c echo.Context) error {
 	if d.Logs, err = h.store.LastRunLogs(ctx, id, 200); err != nil {
 		return err
 	}
-	sum, err := h.runSummary(ctx, id, prog)
+	sum, err := h.runSummary(ctx, run, prog)
 	if err != nil {
 		return err
 	}
-	d.Results = views.RunResultsView{RunID: id, Summary: sum}
+	d.Results = views.RunResultsView{Run: run, Summary: sum}
 	if d.Items, err = h.itemsTable(c, run); err != nil {
 		return err
 	}
@@ -675,15 +700,19 @@ func (h *Handler) runResultsPartial(c echo.Context) error {
 	if err != nil {
 		return err
 	}
+	run, err := h.store.Run(c.Request().Context(), id)
+	if err != nil {
+		return err
+	}
 	prog, err := h.store.RunProgress(c.Request().Context(), id)
 	if err != nil {
 		return err
 	}
-	sum, err := h.runSummary(c.Request().Context(), id, prog)
+	sum, err := h.runSummary(c.Request().Context(), run, prog)
 	if err != nil {
 		return err
 	}
-	return render(c, http.StatusOK, views.RunResults(views.RunResultsView{RunID: id, Summary: sum}))
+	return render(c, http.StatusOK, views.RunResults(views.RunResultsView{Run: run, Summary: sum}))
 }
 
 // runActionPage pauses, resumes or cancels, answering the new progress panel.

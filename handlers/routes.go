@@ -82,6 +82,21 @@ func (h *Handler) routes(e *echo.Echo) {
 	api.PATCH("/collections/:collection/tasks", h.apiPatchCollectionTasks)
 	api.DELETE("/collections/:collection", h.apiDeleteCollection)
 
+	api.GET("/judgement-styles", h.apiListStyles)
+	api.POST("/judgement-styles", h.apiCreateStyle)
+	api.GET("/judgement-styles/:style", h.apiGetStyle)
+	api.PUT("/judgement-styles/:style", h.apiUpdateStyle)
+	api.DELETE("/judgement-styles/:style", h.apiDeleteStyle)
+	api.GET("/judgement-styles/:style/versions", h.apiStyleVersions)
+
+	api.GET("/judges", h.apiListJudges)
+	api.POST("/judges", h.apiCreateJudge)
+	api.GET("/judges/:judge", h.apiGetJudge)
+	api.PUT("/judges/:judge", h.apiUpdateJudge)
+	api.DELETE("/judges/:judge", h.apiDeleteJudge)
+
+	api.PUT("/items/:item/grade", h.apiGradeItem)
+
 	api.GET("/runs", h.apiListRuns)
 	api.POST("/runs", h.apiCreateRun)
 	api.GET("/runs/:run", h.apiGetRun)
@@ -90,6 +105,9 @@ func (h *Handler) routes(e *echo.Echo) {
 	api.GET("/runs/:run/export", h.apiExportRun)
 	api.GET("/runs/:run/events", h.apiRunEvents)
 	api.POST("/runs/:run/retry-judging", h.apiRetryJudging)
+	api.POST("/runs/:run/rerun", h.apiRerun)
+	api.GET("/runs/:run/scores", h.apiRunScores)
+	api.GET("/runs/:run/agreement", h.apiRunAgreement)
 	api.POST("/runs/:run/:action", h.apiRunAction)
 
 	api.Any("/*", func(c echo.Context) error {

@@ -24,7 +24,8 @@ type cachedSummary struct {
 const summaryCacheSize = 256
 
 // runSummary returns the run's aggregates (per task up to perTaskLimit).
-func (h *Handler) runSummary(ctx context.Context, runID int64, prog store.Progress) (*store.RunSummary, error) {
+func (h *Handler) runSummary(ctx context.Context, run *store.Run, prog store.Progress) (*store.RunSummary, error) {
+	runID := run.ID
 	key := fmt.Sprint(prog.ByStatus)
 	h.summaries.mu.Lock()
 	c, ok := h.summaries.m[runID]
@@ -36,6 +37,13 @@ func (h *Handler) runSummary(ctx context.Context, runID int64, prog store.Progre
 	if err != nil {
 		return nil, err
 	}
+	b, err := h.store.RunBreakdown(ctx, runID)
+	if err != nil {
+		return nil, err
+	}
+	sum.Breakdown = b
+	sum.Models = store.OverallScores(b, run.Judges, run.Options.Weights, sum.PerModel)
+	sum.BestOverall, sum.BestValue = store.Best(sum.Models)
 	h.summaries.mu.Lock()
 	if h.summaries.m == nil || len(h.summaries.m) >= summaryCacheSize {
 		h.summaries.m = map[int64]cachedSummary{}

@@ -174,6 +174,7 @@ func TestYAMLSeed004(t *testing.T) {
 
 func TestYAMLTaskList(t *testing.T) {
 	data := `# defaults for every task sit next to tasks:
+name: Geography suite
 category: geo
 tags: [capitals]
 tasks:
@@ -199,10 +200,11 @@ tasks:
 	got := mustParse(t, "geo.yml", data, "")
 	sameTasks(t, got, []store.TaskInput{
 		{TaskKey: "007", Category: "geo", Question: "Capital of France?", Reference: "Paris", Tags: []string{"capitals"},
-			Checks: []store.Check{{Type: "exact_match"}, {Type: "json_schema", Value: `{"type":"object"}`}}},
+			Checks:   []store.Check{{Type: "exact_match"}, {Type: "json_schema", Value: `{"type":"object"}`}},
+			Metadata: map[string]string{"suite_name": "Geography suite"}},
 		{TaskKey: "de", Category: "europe", Question: "What is the capital of Germany?", Tags: []string{"capitals"},
-			Turns: []string{"What is the capital of Germany?", "And of Austria?"},
-			Metadata: map[string]string{"description": "Capital of Germany?"}},
+			Turns:    []string{"What is the capital of Germany?", "And of Austria?"},
+			Metadata: map[string]string{"description": "Capital of Germany?", "suite_name": "Geography suite"}},
 		{TaskKey: "third", Category: "geo", Question: "Multi-line\nprompt"},
 	})
 }

@@ -303,8 +303,10 @@ func formatList() string {
 // Detect tells a file's format from its name extension and content:
 // .csv/.tsv are CSV; YAML or JSON with a top-level `tests` is promptfoo, other
 // YAML and single JSON documents are YAML task definitions; JSON lines with
-// question_id and turns are MT-Bench, with input and ideal OpenAI evals, other
-// JSON lines generic JSONL. Files with another extension are sniffed.
+// question_id and turns are MT-Bench, with input and ideal (or an input
+// message list) OpenAI evals, other JSON lines generic JSONL. Files with
+// another extension are sniffed: JSON, then YAML (a "key:" or "- " first
+// line), then CSV (a delimiter in the first line).
 func Detect(name string, data []byte) (Format, error) {
 	if len(data) > MaxFileSize {
 		return "", fmt.Errorf("the file is more than the %d MB limit", MaxFileSize>>20)
@@ -405,8 +407,8 @@ func sniffJSONLines(data []byte) Format {
 	switch {
 	case has("question_id") && has("turns"):
 		return FormatMTBench
-	case has("input") && has("ideal"):
-		return FormatOpenAIEvals
+	case has("input") && (has("ideal") || bytes.HasPrefix(bytes.TrimSpace(top["input"]), []byte("["))):
+		return FormatOpenAIEvals // model-graded evals have messages but no ideal
 	}
 	return FormatJSONL
 }

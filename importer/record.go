@@ -564,6 +564,9 @@ type jsonParser struct {
 	dec       *json.Decoder
 	data      []byte
 	firstLine int
+	// Offsets only grow, so lines are counted from the last position and
+	// not from the start (which made big files quadratic).
+	lastOff, lastLine int
 }
 
 // lineAt is the line of the next token at or after offset.
@@ -572,7 +575,12 @@ func (p *jsonParser) lineAt(off int) int {
 	for off < len(p.data) && strings.IndexByte(" \t\r\n,:", p.data[off]) >= 0 {
 		off++
 	}
-	return p.firstLine + bytes.Count(p.data[:off], []byte("\n"))
+	if off < p.lastOff {
+		p.lastOff, p.lastLine = 0, 0
+	}
+	p.lastLine += bytes.Count(p.data[p.lastOff:off], []byte("\n"))
+	p.lastOff = off
+	return p.firstLine + p.lastLine
 }
 
 func (p *jsonParser) value(depth int) (*value, error) {

@@ -13,9 +13,11 @@ import (
 )
 
 // parseYAML reads YAML (or JSON) task definitions: one task mapping, a list
-// of them, or a mapping with a `tasks:` list whose other keys are defaults for
-// every task; several `---` documents add up. A task takes any TaskInput
-// field (loosely named, as in CSV) plus the seed 004 TaskBench shape:
+// of them, or a mapping with a `tasks:` list whose other keys are defaults
+// for every task (a top-level name or description becomes suite_name /
+// suite_description metadata); several `---` documents add up. A task takes
+// any TaskInput field (loosely named, as in CSV) plus the seed 004 TaskBench
+// shape:
 //
 //	name                → task_id (unless task_id/id is given)
 //	description         → question (unless question/prompt is given, then Metadata)
@@ -83,7 +85,15 @@ func withDefaults(task, top *value) *value {
 	out.keys = append([]string(nil), task.keys...)
 	out.vals = append([]*value(nil), task.vals...)
 	for i, k := range top.keys {
-		if k != "tasks" && !has[fieldKey(k)] {
+		switch f := fieldKey(k); {
+		case k == "tasks":
+		case f == "task_id" || f == "question" || f == "turns":
+			// A suite's name or description is not every task's id or
+			// question; keep it as metadata.
+			if !has[looseKey("suite_"+k)] {
+				out.add("suite_"+k, top.vals[i])
+			}
+		case !has[f]:
 			out.add(k, top.vals[i])
 		}
 	}

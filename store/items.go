@@ -161,15 +161,23 @@ type BenchmarkResult struct {
 // CompleteBenchmark stores the answer and its check scores, and hands the
 // item to the judges (or completes it when the run has none).
 func (s *Store) CompleteBenchmark(ctx context.Context, it *Item, r BenchmarkResult) error {
-	status := ItemCompleted
-	if r.Judged {
-		status = ItemWaitingForJudge
-	}
-	return s.completeClaimed(ctx, it, map[string]any{
-		"status": status, "request": r.Request, "response": r.Response, "answers": r.Answers, "time_ms": r.TimeMs,
+	updates := map[string]any{
+		"status": ItemWaitingForJudge, "request": r.Request, "response": r.Response, "answers": r.Answers, "time_ms": r.TimeMs,
 		"prompt_tokens": r.PromptTokens, "completion_tokens": r.CompletionTokens, "tokens_per_s": r.TokensPerS,
 		"cost_usd": r.CostUSD, "error": "", "worker_id": "", "lease_until": nil, "failures": 0, "next_retry_at": nil,
-	}, r.Scores)
+	}
+	if !r.Judged {
+		// Without judges the item is done, and its score is the mean of its checks (0 to 1).
+		updates["status"] = ItemCompleted
+		if len(r.Scores) > 0 {
+			var sum float64
+			for _, sc := range r.Scores {
+				sum += sc.Score
+			}
+			updates["score"] = sum / float64(len(r.Scores))
+		}
+	}
+	return s.completeClaimed(ctx, it, updates, r.Scores)
 }
 
 // RetryItem puts a claimed item back to status with a retry time and the

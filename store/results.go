@@ -18,6 +18,7 @@ type ItemView struct {
 	Provider         string     `json:"provider"`
 	Model            string     `json:"model"`
 	Status           ItemStatus `json:"status"`
+	RepeatIndex      int        `json:"repeat"`
 	Score            *float64   `json:"score"`
 	Reasoning        string     `json:"reasoning"`
 	Response         *string    `json:"response"`
@@ -26,6 +27,8 @@ type ItemView struct {
 	PromptTokens     *int64     `json:"prompt_tokens"`
 	CompletionTokens *int64     `json:"tokens"`
 	TokensPerS       *float64   `json:"tps"`
+	CostUSD          *float64   `json:"cost_usd" gorm:"column:cost_usd"`
+	Grade            *string    `json:"grade"`
 	Attempts         int        `json:"attempts"`
 	FailedPhase      string     `json:"failed_phase,omitempty"`
 	UpdatedAt        time.Time  `json:"updated_at"`
@@ -40,12 +43,14 @@ type ItemFilter struct {
 	AfterID int64 // keyset cursor for scripts and export: items with a larger id
 }
 
-// The overall judge score is metric "score"; with several judges, items show their mean.
+// The item's score is the panel's mean overall score (or, without judges,
+// the mean of its checks); the reasoning shown is the first judge's.
 const itemViewSelect = `i.id, rt.task_key, rt.category, rt.subcategory, rt.question,
-	tg.provider_name AS provider, tg.model, i.status,
-	(SELECT AVG(sc.score) FROM scores sc WHERE sc.item_id = i.id AND sc.metric = 'score') AS score,
+	tg.provider_name AS provider, tg.model, i.status, i.repeat_index, i.score,
 	COALESCE((SELECT sc.reasoning FROM scores sc WHERE sc.item_id = i.id AND sc.metric = 'score' ORDER BY sc.id LIMIT 1), '') AS reasoning,
-	i.response, i.error, i.time_ms, i.prompt_tokens, i.completion_tokens, i.tokens_per_s, i.attempts, i.failed_phase, i.updated_at`
+	i.response, i.error, i.time_ms, i.prompt_tokens, i.completion_tokens, i.tokens_per_s, i.cost_usd,
+	(SELECT g.grade FROM grades g WHERE g.item_id = i.id) AS grade,
+	i.attempts, i.failed_phase, i.updated_at`
 
 // itemFilterQuery is the filter on items alone (no joins), so counting and
 // skipping ahead stay index-only however large the run. A model filter is
@@ -161,17 +166,30 @@ func (s *Store) RunCurrent(ctx context.Context, runID int64) (*CurrentWork, erro
 
 // Stats are averages over a set of items; nil when nothing was measured.
 type Stats struct {
-	Items     int64    `json:"items"`
-	Completed int64    `json:"completed"`
-	Failed    int64    `json:"failed"`
-	AvgScore  *float64 `json:"avg_score"`
-	AvgTimeMs *float64 `json:"avg_time_ms"`
-	AvgTPS    *float64 `json:"avg_tps"`
-	AvgTokens *float64 `json:"avg_tokens"`
+	Items        int64    `json:"items"`
+	Completed    int64    `json:"completed"`
+	Failed       int64    `json:"failed"`
+	Scored       int64    `json:"scored"`
+	Passed       int64    `json:"passed"`
+	PassRate     *float64 `json:"pass_rate" gorm:"-"`
+	AvgScore     *float64 `json:"avg_score"`
+	AvgTimeMs    *float64 `json:"avg_time_ms"`
+	AvgTPS       *float64 `json:"avg_tps"`
+	AvgTokens    *float64 `json:"avg_tokens"`
+	CostUSD      *float64 `json:"cost_usd" gorm:"column:cost_usd"`
+	JudgeCostUSD *float64 `json:"judge_cost_usd" gorm:"column:judge_cost_usd"`
+}
+
+func (st *Stats) finish() {
+	if st.Scored > 0 {
+		r := float64(st.Passed) / float64(st.Scored)
+		st.PassRate = &r
+	}
 }
 
 // ModelStats are the Stats of one target.
 type ModelStats struct {
+	TargetID int64  `json:"target_id"`
 	Provider string `json:"provider"`
 	Model    string `json:"model"`
 	Stats
@@ -192,28 +210,46 @@ type RunSummary struct {
 	PerTask []TaskStats `json:"per_task"`
 	// Tasks is how many tasks the run has in all.
 	Tasks int64 `json:"tasks"`
+	// PassThreshold is the score an item needs to pass.
+	PassThreshold float64 `json:"pass_threshold"`
+	// Breakdown, Models and the best picks are filled by the caller (see OverallScores).
+	Breakdown   *Breakdown   `json:"breakdown,omitempty"`
+	Models      []ModelScore `json:"models,omitempty"`
+	BestOverall int64        `json:"best_overall_target_id,omitempty"`
+	BestValue   int64        `json:"best_value_target_id,omitempty"`
 }
 
-// statsSelect averages over items joined with their overall judge score.
-// A run has one judge, so one "score" row per item at most; a judge panel
-// would need the per-item mean taken before this join.
+// statsSelect aggregates items alone: an item carries its panel's mean
+// score, so no join with the scores is needed. Its one placeholder is the
+// pass threshold.
 const statsSelect = `COUNT(*) AS items,
 	SUM(CASE WHEN i.status = 'COMPLETED' THEN 1 ELSE 0 END) AS completed,
 	SUM(CASE WHEN i.status = 'FAILED' THEN 1 ELSE 0 END) AS failed,
-	AVG(sc.score) AS avg_score, AVG(i.time_ms) AS avg_time_ms, AVG(i.tokens_per_s) AS avg_tps,
-	AVG(i.completion_tokens) AS avg_tokens`
+	COUNT(i.score) AS scored, SUM(CASE WHEN i.score >= ? THEN 1 ELSE 0 END) AS passed,
+	AVG(i.score) AS avg_score, AVG(i.time_ms) AS avg_time_ms, AVG(i.tokens_per_s) AS avg_tps,
+	AVG(i.completion_tokens) AS avg_tokens, SUM(i.cost_usd) AS cost_usd, SUM(i.judge_cost_usd) AS judge_cost_usd`
+
+// PassThreshold is the score an item needs to pass: the middle of the
+// judges' scale, or 0.5 for checks (which score 0 to 1) without judges.
+func PassThreshold(judges []RunJudge) float64 {
+	if len(judges) == 0 {
+		return 0.5
+	}
+	return float64(judges[0].ScaleMin+judges[0].ScaleMax) / 2
+}
 
 // RunSummary computes the run's aggregates over items and their judge
 // scores alone (names are joined in afterwards), and per task for at most
 // taskLimit tasks, so a 100k-item run costs a few index-ordered scans.
 func (s *Store) RunSummary(ctx context.Context, runID int64, taskLimit int) (*RunSummary, error) {
-	base := func() *gorm.DB {
-		return s.conn(ctx).Table("items i").
-			Joins("LEFT JOIN scores sc ON sc.item_id = i.id AND sc.metric = 'score'").
-			Where("i.run_id = ?", runID)
+	judges, err := s.RunJudges(ctx, runID)
+	if err != nil {
+		return nil, err
 	}
-	out := &RunSummary{PerModel: []ModelStats{}, PerTask: []TaskStats{}}
-	if err := base().Select(statsSelect).Scan(&out.Overall).Error; err != nil {
+	pass := PassThreshold(judges)
+	base := func() *gorm.DB { return s.conn(ctx).Table("items i").Where("i.run_id = ?", runID) }
+	out := &RunSummary{PerModel: []ModelStats{}, PerTask: []TaskStats{}, PassThreshold: pass}
+	if err := base().Select(statsSelect, pass).Scan(&out.Overall).Error; err != nil {
 		return nil, fmt.Errorf("store: run summary: %w", err)
 	}
 	type targetStats struct {
@@ -221,7 +257,7 @@ func (s *Store) RunSummary(ctx context.Context, runID int64, taskLimit int) (*Ru
 		Stats
 	}
 	var perTarget []targetStats
-	if err := base().Select("i.run_target_id, " + statsSelect).Group("i.run_target_id").Scan(&perTarget).Error; err != nil {
+	if err := base().Select("i.run_target_id, "+statsSelect, pass).Group("i.run_target_id").Scan(&perTarget).Error; err != nil {
 		return nil, fmt.Errorf("store: run summary per model: %w", err)
 	}
 	targets, err := s.RunTargets(ctx, runID)
@@ -233,17 +269,23 @@ func (s *Store) RunSummary(ctx context.Context, runID int64, taskLimit int) (*Ru
 		byTarget[t.RunTargetID] = t.Stats
 	}
 	for _, t := range targets {
-		out.PerModel = append(out.PerModel, ModelStats{Provider: t.ProviderName, Model: t.Model, Stats: byTarget[t.ID]})
+		st := byTarget[t.ID]
+		st.finish()
+		out.PerModel = append(out.PerModel, ModelStats{TargetID: t.ID, Provider: t.ProviderName, Model: t.Model, Stats: st})
 	}
+	out.Overall.finish()
 	if err := s.conn(ctx).Model(&RunTask{}).Where("run_id = ?", runID).Count(&out.Tasks).Error; err != nil {
 		return nil, fmt.Errorf("store: run summary tasks: %w", err)
 	}
 	if taskLimit > 0 {
-		err := base().Select("rt.task_key, rt.category, "+statsSelect).
+		err := base().Select("rt.task_key, rt.category, "+statsSelect, pass).
 			Joins("JOIN (SELECT id, task_key, category FROM run_tasks WHERE run_id = ? ORDER BY id LIMIT ?) rt ON rt.id = i.run_task_id", runID, taskLimit).
 			Group("rt.id, rt.task_key, rt.category").Order("rt.id").Scan(&out.PerTask).Error
 		if err != nil {
 			return nil, fmt.Errorf("store: run summary per task: %w", err)
+		}
+		for i := range out.PerTask {
+			out.PerTask[i].finish()
 		}
 	}
 	return out, nil

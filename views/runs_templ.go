@@ -1587,7 +1587,7 @@ func RunPage(d RunPageData) templ.Component {
 
 // RunResultsView holds a run's aggregates.
 type RunResultsView struct {
-	RunID   int64
+	Run     *store.Run
 	Summary *store.RunSummary
 }
 

@@ -1,0 +1,141 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"strings"
+)
+
+// MetricMean is the mean of one metric from one source (a judge or a check)
+// over one target's items.
+type MetricMean struct {
+	RunTargetID int64   `json:"target_id"`
+	Source      string  `json:"source"`
+	Metric      string  `json:"metric"`
+	Mean        float64 `json:"mean"`
+	N           int64   `json:"n"`
+}
+
+// GroupStats are a target's results within one use case and category.
+type GroupStats struct {
+	RunTargetID int64    `json:"target_id"`
+	UseCase     string   `json:"usecase" gorm:"column:usecase"`
+	Category    string   `json:"category"`
+	Items       int64    `json:"items"`
+	Scored      int64    `json:"scored"`
+	Passed      int64    `json:"passed"`
+	AvgScore    *float64 `json:"avg_score"`
+}
+
+// Breakdown is a run's scores split by metric and source, and by use case
+// and category, per target.
+type Breakdown struct {
+	Metrics []MetricMean `json:"metrics"`
+	Groups  []GroupStats `json:"groups"`
+}
+
+// RunBreakdown aggregates a run's scores per (target, source, metric) and
+// its items per (target, use case, category).
+func (s *Store) RunBreakdown(ctx context.Context, runID int64) (*Breakdown, error) {
+	judges, err := s.RunJudges(ctx, runID)
+	if err != nil {
+		return nil, err
+	}
+	out := &Breakdown{Metrics: []MetricMean{}, Groups: []GroupStats{}}
+	err = s.conn(ctx).Table("scores sc").
+		Select("i.run_target_id, sc.source, sc.metric, AVG(sc.score) AS mean, COUNT(*) AS n").
+		Joins("JOIN items i ON i.id = sc.item_id").
+		Where("sc.run_id = ?", runID).
+		Group("i.run_target_id, sc.source, sc.metric").
+		Order("i.run_target_id, sc.source, sc.metric").Scan(&out.Metrics).Error
+	if err != nil {
+		return nil, fmt.Errorf("store: run breakdown by metric: %w", err)
+	}
+	err = s.conn(ctx).Table("items i").
+		Select(`i.run_target_id, rt.usecase, rt.category, COUNT(*) AS items, COUNT(i.score) AS scored,
+			SUM(CASE WHEN i.score >= ? THEN 1 ELSE 0 END) AS passed, AVG(i.score) AS avg_score`, PassThreshold(judges)).
+		Joins("JOIN run_tasks rt ON rt.id = i.run_task_id").
+		Where("i.run_id = ?", runID).
+		Group("i.run_target_id, rt.usecase, rt.category").
+		Order("rt.usecase, rt.category, i.run_target_id").Scan(&out.Groups).Error
+	if err != nil {
+		return nil, fmt.Errorf("store: run breakdown by category: %w", err)
+	}
+	return out, nil
+}
+
+// ModelScore is one target's weighted overall score and what it cost.
+type ModelScore struct {
+	RunTargetID int64 `json:"target_id"`
+	// Overall is the weighted mean of the target's metric means, each scaled
+	// to 0–100 (judge metrics by the judges' scale, checks from 0–1).
+	Overall *float64 `json:"overall"`
+	// PerDollar is Overall per USD spent on the target's calls; nil when the price is unknown.
+	PerDollar *float64 `json:"score_per_dollar"`
+}
+
+// OverallScores weighs each target's metric means into one 0–100 score.
+// Each (judge metric or check) counts with its weight from weights, 1 when
+// missing; judges' "score" counts only for styles with that single metric,
+// since otherwise it is already the mean of the others.
+func OverallScores(b *Breakdown, judges []RunJudge, weights map[string]float64, perModel []ModelStats) []ModelScore {
+	scale := map[string][2]float64{}
+	multi := map[string]bool{}
+	for _, j := range judges {
+		scale[j.Source()] = [2]float64{float64(j.ScaleMin), float64(j.ScaleMax)}
+		multi[j.Source()] = len(j.Metrics) > 1
+	}
+	type acc struct{ sum, w float64 }
+	per := map[int64]*acc{}
+	for _, m := range b.Metrics {
+		if m.Metric == "score" && multi[m.Source] {
+			continue
+		}
+		norm := m.Mean
+		if sc, ok := scale[m.Source]; ok {
+			norm = (m.Mean - sc[0]) / (sc[1] - sc[0])
+		} else if !strings.HasPrefix(m.Source, "check:") {
+			continue
+		}
+		w := 1.0
+		if v, ok := weights[m.Metric]; ok {
+			w = v
+		}
+		a := per[m.RunTargetID]
+		if a == nil {
+			a = &acc{}
+			per[m.RunTargetID] = a
+		}
+		a.sum += w * norm * 100
+		a.w += w
+	}
+	out := make([]ModelScore, 0, len(perModel))
+	for _, pm := range perModel {
+		ms := ModelScore{RunTargetID: pm.TargetID}
+		if a := per[pm.TargetID]; a != nil && a.w > 0 {
+			v := a.sum / a.w
+			ms.Overall = &v
+			if pm.CostUSD != nil && *pm.CostUSD > 0 && pm.Items > 0 {
+				perItem := *pm.CostUSD / float64(pm.Items)
+				pd := v / perItem
+				ms.PerDollar = &pd
+			}
+		}
+		out = append(out, ms)
+	}
+	return out
+}
+
+// Best names the best overall target and the best value (score per dollar); 0 when none.
+func Best(scores []ModelScore) (overall, value int64) {
+	var bestO, bestV float64
+	for _, s := range scores {
+		if s.Overall != nil && (overall == 0 || *s.Overall > bestO) {
+			overall, bestO = s.RunTargetID, *s.Overall
+		}
+		if s.PerDollar != nil && (value == 0 || *s.PerDollar > bestV) {
+			value, bestV = s.RunTargetID, *s.PerDollar
+		}
+	}
+	return overall, value
+}

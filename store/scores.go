@@ -1,0 +1,156 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"gorm.io/gorm"
+	"gorm.io/gorm/clause"
+)
+
+// ScoreView is one score as the API lists it.
+type ScoreView struct {
+	ID        int64   `json:"-"`
+	ItemID    int64   `json:"item_id"`
+	TaskID    string  `json:"task_id" gorm:"column:task_key"`
+	Model     string  `json:"model"`
+	Judge     string  `json:"judge"`
+	Metric    string  `json:"metric"`
+	Score     float64 `json:"score"`
+	Reasoning string  `json:"reasoning"`
+}
+
+// ScoreFilter narrows and pages a run's scores.
+type ScoreFilter struct {
+	Model   string
+	Judge   string // a judge's name or id, or check:<type>
+	Metric  string
+	Page    int
+	PerPage int
+}
+
+// RunScores lists a run's scores in id order, filtered and paginated.
+func (s *Store) RunScores(ctx context.Context, runID int64, f ScoreFilter) (Page[ScoreView], error) {
+	page, perPage := normPage(f.Page, f.PerPage, 100)
+	out := Page[ScoreView]{Page: page, PerPage: perPage, Items: []ScoreView{}}
+	q := s.conn(ctx).Table("scores sc").Where("sc.run_id = ?", runID)
+	if f.Metric != "" {
+		q = q.Where("sc.metric = ?", f.Metric)
+	}
+	if f.Model != "" {
+		q = q.Where("sc.item_id IN (SELECT i.id FROM items i JOIN run_targets tg ON tg.id = i.run_target_id WHERE i.run_id = ? AND tg.model = ?)", runID, f.Model)
+	}
+	if f.Judge != "" {
+		if strings.HasPrefix(f.Judge, "check:") {
+			q = q.Where("sc.source = ?", f.Judge)
+		} else {
+			var ids []int64
+			jq := s.conn(ctx).Model(&RunJudge{}).Where("run_id = ?", runID)
+			if id, err := strconv.ParseInt(f.Judge, 10, 64); err == nil {
+				jq = jq.Where("id = ? OR judge_id = ? OR name = ?", id, id, f.Judge)
+			} else {
+				jq = jq.Where("name = ?", f.Judge)
+			}
+			if err := jq.Pluck("id", &ids).Error; err != nil {
+				return out, fmt.Errorf("store: filter scores by judge: %w", err)
+			}
+			q = q.Where("sc.run_judge_id IN ?", append(ids, 0))
+		}
+	}
+	if err := q.Count(&out.Total).Error; err != nil {
+		return out, fmt.Errorf("store: count scores: %w", err)
+	}
+	err := q.Select(`sc.id, sc.item_id, rt.task_key, tg.model,
+			COALESCE(j.name, sc.source) AS judge, sc.metric, sc.score, sc.reasoning`).
+		Joins("JOIN items i ON i.id = sc.item_id").
+		Joins("JOIN run_tasks rt ON rt.id = i.run_task_id").
+		Joins("JOIN run_targets tg ON tg.id = i.run_target_id").
+		Joins("LEFT JOIN run_judges j ON j.id = sc.run_judge_id").
+		Order("sc.id").Offset((page - 1) * perPage).Limit(perPage).Scan(&out.Items).Error
+	if err != nil {
+		return out, fmt.Errorf("store: run scores: %w", err)
+	}
+	return out, nil
+}
+
+// ItemScores lists every score of one item in id order.
+func (s *Store) ItemScores(ctx context.Context, itemID int64) ([]ScoreView, error) {
+	out := []ScoreView{}
+	err := s.conn(ctx).Table("scores sc").
+		Select("sc.id, sc.item_id, COALESCE(j.name, sc.source) AS judge, sc.metric, sc.score, sc.reasoning").
+		Joins("LEFT JOIN run_judges j ON j.id = sc.run_judge_id").
+		Where("sc.item_id = ?", itemID).Order("sc.id").Scan(&out).Error
+	if err != nil {
+		return nil, fmt.Errorf("store: item scores: %w", err)
+	}
+	return out, nil
+}
+
+// GradeInput is a human's grade of an item.
+type GradeInput struct {
+	Grade string `json:"grade"`
+	Notes string `json:"notes"`
+}
+
+// SetGrade stores a human grade; the last write wins.
+func (s *Store) SetGrade(ctx context.Context, itemID int64, in GradeInput) (*Grade, error) {
+	in.Grade = strings.ToLower(strings.TrimSpace(in.Grade))
+	switch in.Grade {
+	case GradeCorrect, GradePartial, GradeWrong:
+	default:
+		return nil, invalid("grade", "must be correct, partial or wrong")
+	}
+	if len(in.Notes) > 10_000 {
+		return nil, invalid("notes", "is longer than 10,000 characters")
+	}
+	var it Item
+	if err := s.conn(ctx).Select("id", "run_id").Take(&it, itemID).Error; err != nil {
+		return nil, fmt.Errorf("store: grade: %w", notFound(err, "item", itemID))
+	}
+	g := Grade{ItemID: itemID, RunID: it.RunID, Grade: in.Grade, Notes: in.Notes, UpdatedAt: s.now()}
+	err := s.conn(ctx).Clauses(clause.OnConflict{Columns: []clause.Column{{Name: "item_id"}},
+		DoUpdates: clause.AssignmentColumns([]string{"grade", "notes", "updated_at"})}).Create(&g).Error
+	if err != nil {
+		return nil, fmt.Errorf("store: grade: %w", err)
+	}
+	return &g, nil
+}
+
+// ItemGrade returns an item's grade, or nil when it has none.
+func (s *Store) ItemGrade(ctx context.Context, itemID int64) (*Grade, error) {
+	var g Grade
+	err := s.conn(ctx).Take(&g, "item_id = ?", itemID).Error
+	if errors.Is(err, gorm.ErrRecordNotFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("store: item grade: %w", err)
+	}
+	return &g, nil
+}
+
+// JudgedGrade pairs a judge's overall score of an item with the human grade, if any.
+type JudgedGrade struct {
+	ItemID     int64
+	RunJudgeID int64
+	Score      float64
+	Grade      *string
+}
+
+// RunJudgeScores lists every judge's overall score of every item of a run,
+// with the item's human grade, for agreement statistics.
+func (s *Store) RunJudgeScores(ctx context.Context, runID int64) ([]JudgedGrade, error) {
+	var out []JudgedGrade
+	err := s.conn(ctx).Table("scores sc").
+		Select("sc.item_id, sc.run_judge_id, sc.score, g.grade").
+		Joins("LEFT JOIN grades g ON g.item_id = sc.item_id").
+		Where("sc.run_id = ? AND sc.metric = 'score' AND sc.run_judge_id IS NOT NULL", runID).
+		Order("sc.item_id, sc.run_judge_id").Scan(&out).Error
+	if err != nil {
+		return nil, fmt.Errorf("store: judge scores: %w", err)
+	}
+	return out, nil
+}
