@@ -47,6 +47,8 @@ func (h *Handler) routes(e *echo.Echo) {
 	e.POST("/collections/:collection/tasks/:task", h.toggleCollectionTask)
 	e.POST("/collections/:collection/delete", h.deleteCollection)
 
+	h.evalPages(e)
+
 	e.GET("/runs", h.showRuns)
 	e.GET("/runs/new", h.newRun)
 	e.GET("/runs/new/target", h.newRunTarget)

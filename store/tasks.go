@@ -1,12 +1,15 @@
 package store
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"strings"
 
 	"gorm.io/gorm"
+
+	"tribunal/checks"
 )
 
 // TaskInput is what a user sends to create or update a task.
@@ -41,8 +44,8 @@ type Check struct {
 	Value string `json:"value,omitempty"`
 }
 
-// The check types of issue 4, in display order.
-var CheckTypes = []string{"exact_match", "contains", "regex", "numeric", "f1", "bleu", "rouge_l", "json_valid", "json_schema"}
+// CheckTypes lists the check types in display order.
+var CheckTypes = checks.Types
 
 // Normalize trims the short fields and checks the required ones.
 func (in *TaskInput) Normalize() error {
@@ -94,28 +97,27 @@ func (in *TaskInput) Normalize() error {
 	if len(in.Checks) > 20 {
 		return invalid("checks", "a task has at most 20 checks")
 	}
+	seenCheck := map[string]bool{}
 	for i := range in.Checks {
 		c := &in.Checks[i]
 		c.Type = strings.TrimSpace(c.Type)
-		if err := ValidateCheck(c.Type, c.Value); err != nil {
-			return invalid(fmt.Sprintf("checks[%d]", i), "%s", err.Error())
+		field := fmt.Sprintf("checks[%d]", i)
+		ref := cmp.Or(c.Value, in.Reference)
+		if err := checks.Validate(c.Type, ref); err != nil {
+			return invalid(field, "%s", err.Error())
 		}
+		if ref == "" && c.Type != checks.JSONValid {
+			return invalid(field, "%s needs a value or the task's reference", c.Type)
+		}
+		if seenCheck[c.Type] {
+			return invalid(field, "%s is listed twice; one check per type (a regex can test several things)", c.Type)
+		}
+		seenCheck[c.Type] = true
 	}
 	if len(in.Metadata) > 100 {
 		return invalid("metadata", "a task has at most 100 metadata keys")
 	}
 	return nil
-}
-
-// ValidateCheck checks a check's type and value; the checks package sets
-// it to its own validator, which also compiles patterns and schemas.
-var ValidateCheck = func(typ, value string) error {
-	for _, t := range CheckTypes {
-		if t == typ {
-			return nil
-		}
-	}
-	return fmt.Errorf("unknown check type %q (use one of %s)", typ, strings.Join(CheckTypes, ", "))
 }
 
 // normTags trims, drops empty and repeated tags, and bounds their size.
