@@ -97,7 +97,7 @@ func TestJSONL(t *testing.T) {
 	data := `{"question": "Janet has 3 eggs. How many?", "answer": "She has 3.\n#### 3"}
 
 {"id": 7, "category": "chat", "turns": ["Hi", "Now in French"], "system_prompt": "Be kind.", "tags": ["x", "y"],
- "checks": [{"type": "contains", "value": "Bonjour"}, "rouge_l"], "metadata": {"source": "me", "n": 2}, "difficulty": {"level": 3}}
+ "checks": [{"type": "contains", "value": "Bonjour"}, "rouge_l"], "expected": "Salut", "metadata": {"source": "me", "n": 2}, "difficulty": {"level": 3}}
 `
 	// The second record spans two lines: JSONL is one record per line.
 	_, err := Parse("gsm.jsonl", []byte(data), FormatJSONL)
@@ -110,7 +110,7 @@ func TestJSONL(t *testing.T) {
 		{TaskKey: genID("gsm", "", "Janet has 3 eggs. How many?"), Category: "gsm", Question: "Janet has 3 eggs. How many?",
 			Reference: "She has 3.\n#### 3"},
 		{TaskKey: "7", Category: "chat", Question: "Hi", Turns: []string{"Hi", "Now in French"}, SystemPrompt: "Be kind.",
-			Tags: []string{"x", "y"}, Checks: []store.Check{{Type: "contains", Value: "Bonjour"}, {Type: "rouge_l"}},
+			Tags: []string{"x", "y"}, Checks: []store.Check{{Type: "contains", Value: "Bonjour"}, {Type: "rouge_l"}}, Reference: "Salut",
 			Metadata: map[string]string{"source": "me", "n": "2", "difficulty": `{"level":3}`}},
 	})
 }
@@ -280,12 +280,11 @@ func TestPromptfoo(t *testing.T) {
 			Question: "Translate to French: Hello", Reference: "Bonjour",
 			Checks: []store.Check{
 				{Type: "exact_match", Value: "Bonjour"}, {Type: "contains", Value: "bonjour"},
-				{Type: "contains", Value: "Bon"}, {Type: "contains", Value: "jour"},
-				{Type: "regex", Value: "^B"}, {Type: "regex", Value: `^Bon\.`},
-				{Type: "json_valid"}, {Type: "json_schema", Value: `{"type":"object"}`},
+				{Type: "regex", Value: "^B"}, {Type: "json_valid"}, {Type: "json_schema", Value: `{"type":"object"}`},
 			},
-			JudgeInstructions: judge + "\n\nAlso check (from promptfoo assertions):\n- similar: Bonjour! (threshold 0.8)\n- not-contains: Hello",
-			Metadata:          map[string]string{"description": "greeting", "difficulty": "easy"}},
+			JudgeInstructions: judge + "\n\nAlso check (from promptfoo assertions):\n- contains: Bon\n- contains: jour\n" +
+				"- starts-with: Bon.\n- similar: Bonjour! (threshold 0.8)\n- not-contains: Hello",
+			Metadata: map[string]string{"description": "greeting", "difficulty": "easy"}},
 		{TaskKey: genID("promptfooconfig", "", "Translate to German: Thanks"), Category: "promptfoo",
 			Question: "Translate to German: Thanks", JudgeInstructions: judge},
 		{TaskKey: genID("promptfooconfig", "", "Translate to Spanish: Thanks"), Category: "promptfoo",
@@ -371,4 +370,22 @@ func TestOpenAIEvals(t *testing.T) {
 	if !reflect.DeepEqual(err, want) {
 		t.Fatalf("err = %#v", err)
 	}
+}
+
+// Asserts a check cannot hold go to the judge instead of failing the import.
+func TestPromptfooAssertFallbacks(t *testing.T) {
+	data := `tests:
+  - vars: {question: "Spell it"}
+    assert:
+      - {type: regex, value: "(?<=a)b"}
+      - {type: equals, value: abc, transform: output.trim()}
+      - {type: regex, value: "^a"}
+      - {type: regex, value: "b$"}
+      - {type: contains-any, value: [a, b]}
+`
+	got := mustParse(t, "spell.yaml", data, "")
+	sameTasks(t, got, []store.TaskInput{{TaskKey: genID("spell", "", "Spell it"), Category: "spell", Question: "Spell it",
+		Checks: []store.Check{{Type: "regex", Value: "^a"}},
+		JudgeInstructions: "Also check (from promptfoo assertions):\n- regex: (?<=a)b\n- transformed equals: abc\n- regex: b$\n" +
+			"- contains-any: a, b"}})
 }

@@ -34,7 +34,7 @@ func TestAllOrNothing(t *testing.T) {
 		{"tasks.csv", "task_id,question,checks\n" +
 			"a,\"first,\nspanning two lines\",\n" + // row 1, lines 2-3
 			"b,,\n" + // row 2, line 4: no question
-			"c,fine,contains\n" +
+			"c,fine,json_valid\n" +
 			"d,fine too,exact match;levenshtein\n" + // row 4, line 6: unknown check
 			"e,last,\n",
 			Errors{

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 
+	"tribunal/checks"
 	"tribunal/store"
 )
 
@@ -23,12 +24,15 @@ import (
 //   - defaultTest vars and asserts apply to every test; test `metadata`
 //     category/subcategory/tags/task_id set those fields, the rest Metadata.
 //   - Asserts: equals → exact_match (and the reference if none is set);
-//     contains, icontains (case is lost) → contains; contains-all → one
-//     contains per value; regex → regex; starts-with → an anchored regex;
-//     is-json → json_valid, or json_schema with a schema value; contains-json
-//     with a schema → json_schema; bleu → bleu. llm-rubric values are added to
-//     the judge instructions, and every other assert (similar, levenshtein,
-//     not-*, javascript, asserts with a transform, …) is listed there too, so
+//     contains/icontains → contains; contains-all → contains per value;
+//     regex → regex; starts-with → an anchored regex; is-json → json_valid,
+//     or json_schema with a schema value; contains-json with a schema →
+//     json_schema; bleu → bleu. Our exact_match and contains ignore case and
+//     collapse whitespace, so promptfoo's case-sensitive ones get looser.
+//     A task holds one check per type, and only checks that validate (RE2
+//     regexes, compilable schemas): any other assert (a second contains,
+//     similar, levenshtein, not-*, javascript, asserts with a transform, …)
+//     is listed in the judge instructions, after the llm-rubric values, so
 //     nothing is dropped. Weights, metrics and providers are not kept.
 //
 // Anything loaded from elsewhere (file://, huggingface://) and Nunjucks
@@ -327,10 +331,22 @@ func renderPrompt(b *builder, p pfPrompt, vars *value) {
 
 // mapAsserts turns asserts into checks and judge instructions on b, and
 // returns the value of the first equals (a reference if the test has none).
+// A task has at most one check per type and only checks that validate, so
+// a second contains, a JavaScript-only regex or a schema we cannot compile is
+// written into the judge instructions instead: the import never fails over
+// an assert it could still hand to the judge.
 func mapAsserts(b *builder, asserts []*value) string {
 	var rubrics, others []string
 	equalsRef := ""
-	add := func(typ, val string) { b.t.Checks = append(b.t.Checks, store.Check{Type: typ, Value: val}) }
+	used := map[string]bool{}
+	check := func(typ, val, desc string) {
+		if used[typ] || checks.Validate(typ, val) != nil {
+			others = append(others, desc)
+			return
+		}
+		used[typ] = true
+		b.t.Checks = append(b.t.Checks, store.Check{Type: typ, Value: val})
+	}
 	for i, a := range asserts {
 		if a.kind != object {
 			b.fail(a, "assert", "assert %d must be a mapping with a type", i+1)
@@ -353,69 +369,55 @@ func mapAsserts(b *builder, asserts []*value) string {
 				text = val.jsonText()
 			}
 		}
-		needsValue := func() bool {
+		if !a.get("transform").empty() {
+			typ = "transformed " + typ // a check would see the untransformed output
+		}
+		desc := describeAssert(a, typ)
+		switch typ {
+		case "equals", "contains", "icontains", "regex", "starts-with", "bleu", "llm-rubric":
 			if text == "" {
 				b.fail(a, "assert", "assert %d (%s) has no value", i+1, typ)
+				continue
 			}
-			return text != ""
-		}
-		if !a.get("transform").empty() {
-			typ = "transformed " + typ // the check would see the transformed output
 		}
 		switch typ {
 		case "equals":
-			if needsValue() {
-				add("exact_match", text)
-				if equalsRef == "" {
-					equalsRef = strings.TrimSpace(text)
-				}
+			check("exact_match", text, desc)
+			if equalsRef == "" {
+				equalsRef = strings.TrimSpace(text)
 			}
 		case "contains", "icontains":
-			if needsValue() {
-				add("contains", text)
-			}
+			check("contains", text, desc)
 		case "contains-all", "icontains-all":
-			switch {
-			case val != nil && val.kind == list:
+			if val != nil && val.kind == list {
 				for _, it := range val.items {
-					add("contains", it.inline())
+					check("contains", it.inline(), "- contains: "+it.inline())
 				}
-			case needsValue():
-				add("contains", text)
+			} else {
+				check("contains", text, desc)
 			}
 		case "regex":
-			// promptfoo patterns are JavaScript; one RE2 cannot run is
-			// left to the judge rather than failing the import.
-			if !needsValue() {
-			} else if _, err := regexp.Compile(text); err == nil {
-				add("regex", text)
-			} else {
-				others = append(others, describeAssert(a, typ))
-			}
+			check("regex", text, desc)
 		case "starts-with":
-			if needsValue() {
-				add("regex", "^"+regexp.QuoteMeta(text))
-			}
+			check("regex", "^"+regexp.QuoteMeta(text), desc)
 		case "is-json":
 			if text == "" {
-				add("json_valid", "")
+				check("json_valid", "", desc)
 			} else {
-				add("json_schema", text)
+				check("json_schema", text, desc)
 			}
 		case "contains-json":
 			if text == "" {
-				others = append(others, describeAssert(a, typ))
+				others = append(others, desc)
 			} else {
-				add("json_schema", text)
+				check("json_schema", text, desc)
 			}
 		case "bleu":
-			add("bleu", text)
+			check("bleu", text, desc)
 		case "llm-rubric":
-			if needsValue() {
-				rubrics = append(rubrics, text)
-			}
+			rubrics = append(rubrics, text)
 		default:
-			others = append(others, describeAssert(a, typ))
+			others = append(others, desc)
 		}
 	}
 	if len(others) > 0 {

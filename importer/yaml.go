@@ -176,7 +176,7 @@ func parseTree(data []byte) ([]*value, *RowError) {
 		}
 		return []*value{v}, nil
 	}
-	if line, deep := yamlTooDeep(data); deep && false {
+	if line, deep := yamlTooDeep(data); deep {
 		return nil, &RowError{Line: line, Message: fmt.Sprintf("the YAML is nested more than %d levels deep", maxDepth)}
 	}
 	file, err := safeParseYAML(data)

@@ -25,6 +25,9 @@ type ChatRequest struct {
 	ResponseFormat *struct {
 		Type string `json:"type"`
 	} `json:"response_format"`
+	Temperature     *float64 `json:"temperature"`
+	MaxTokens       *int64   `json:"max_tokens"`
+	ReasoningEffort string   `json:"reasoning_effort"`
 	Header http.Header `json:"-"`
 }
 
