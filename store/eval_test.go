@@ -1,0 +1,162 @@
+package store_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+
+	"tribunal/store"
+	"tribunal/store/storetest"
+)
+
+// TestScoreUniqueness: a score is unique per (item, judge or check, metric),
+// and a result write that would repeat one lands nothing.
+func TestScoreUniqueness(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, st *store.Store) {
+		ctx := context.Background()
+		run := makeRun(t, st, 1, 1)
+		claim := func(from, to store.ItemStatus) store.Item {
+			items, err := st.ClaimItems(ctx, store.ClaimParams{RunID: run.ID, From: from, To: to, WorkerID: "w", Lease: 60e9, Limit: 1})
+			if err != nil || len(items) != 1 {
+				t.Fatalf("claim: %v %v", items, err)
+			}
+			return items[0]
+		}
+		it := claim(store.ItemNew, store.ItemInProgress)
+		dup := []store.Score{{Source: "check:contains", Metric: "check_contains", Score: 1}, {Source: "check:contains", Metric: "check_contains", Score: 0}}
+		if err := st.CompleteBenchmark(ctx, &it, store.BenchmarkResult{Request: "{}", Response: "a", Judged: true, Scores: dup}); err == nil {
+			t.Fatal("two scores for the same (item, source, metric) were accepted")
+		}
+		page, _ := st.RunItems(ctx, run.ID, store.ItemFilter{})
+		if page.Items[0].Status != store.ItemInProgress {
+			t.Fatalf("the item moved on although its scores were refused: %s", page.Items[0].Status)
+		}
+		ok := []store.Score{{Source: "check:contains", Metric: "check_contains", Score: 1}}
+		if err := st.CompleteBenchmark(ctx, &it, store.BenchmarkResult{Request: "{}", Response: "a", Judged: true, Scores: ok}); err != nil {
+			t.Fatal(err)
+		}
+		judge := run.Judges[0]
+		jt := claim(store.ItemWaitingForJudge, store.ItemJudging)
+		v := store.Verdict{Overall: 6, Last: true, Scores: []store.Score{{RunJudgeID: &judge.ID, Source: judge.Source(), Metric: "score", Score: 6, Reasoning: "r"}}}
+		if err := st.CompleteJudging(ctx, &jt, v); err != nil {
+			t.Fatal(err)
+		}
+		if err := st.CompleteJudging(ctx, &jt, v); !errors.Is(err, store.ErrLeaseLost) {
+			t.Fatalf("a second verdict for the same claim: %v", err)
+		}
+		scores, err := st.RunScores(ctx, run.ID, store.ScoreFilter{})
+		if err != nil || scores.Total != 2 {
+			t.Fatalf("scores %+v %v, want the check and the verdict", scores.Items, err)
+		}
+		page, _ = st.RunItems(ctx, run.ID, store.ItemFilter{})
+		if it := page.Items[0]; it.Status != store.ItemCompleted || it.Score == nil || *it.Score != 6 {
+			t.Fatalf("item %+v", it)
+		}
+	})
+}
+
+func TestGradesLastWriteWins(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, st *store.Store) {
+		ctx := context.Background()
+		run := makeRun(t, st, 1, 1)
+		page, _ := st.RunItems(ctx, run.ID, store.ItemFilter{})
+		id := page.Items[0].ID
+		var ve *store.ValidationError
+		if _, err := st.SetGrade(ctx, id, store.GradeInput{Grade: "great"}); !errors.As(err, &ve) || ve.Field != "grade" {
+			t.Fatalf("bad grade: %v", err)
+		}
+		if _, err := st.SetGrade(ctx, id+1000, store.GradeInput{Grade: "correct"}); !errors.Is(err, store.ErrNotFound) {
+			t.Fatalf("grade of a missing item: %v", err)
+		}
+		for _, g := range []string{"wrong", "Partial", "correct"} {
+			if _, err := st.SetGrade(ctx, id, store.GradeInput{Grade: g, Notes: "n-" + g}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		g, err := st.ItemGrade(ctx, id)
+		if err != nil || g.Grade != "correct" || g.Notes != "n-correct" || g.RunID != run.ID {
+			t.Fatalf("grade %+v %v", g, err)
+		}
+		page, _ = st.RunItems(ctx, run.ID, store.ItemFilter{})
+		if page.Items[0].Grade == nil || *page.Items[0].Grade != "correct" {
+			t.Fatalf("items list grade %v", page.Items[0].Grade)
+		}
+	})
+}
+
+func TestStylesAndJudges(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, st *store.Store) {
+		ctx := context.Background()
+		def, err := st.DefaultStyle(ctx)
+		if err != nil || def.ScaleMin != 1 || def.ScaleMax != 10 || len(def.Metrics) != 1 || !def.Builtin {
+			t.Fatalf("default style %+v %v", def, err)
+		}
+		if err := st.DeleteStyle(ctx, def.ID); !errors.Is(err, store.ErrConflict) {
+			t.Fatalf("deleting a built-in style: %v", err)
+		}
+		for in, field := range map[*store.StyleInput]string{
+			{Name: ""}: "name",
+			{Name: "x", ScaleMin: 5, ScaleMax: 1}:                                  "metrics",
+			{Name: "x", Metrics: []store.Metric{{Name: "Bad Name"}}}:               "metrics",
+			{Name: "x", PromptTemplate: "{{.Question}} without the answer"}:        "prompt_template",
+			{Name: "x", PromptTemplate: "{{.Response}} {{if}}"}:                    "prompt_template",
+		} {
+			var ve *store.ValidationError
+			if _, err := st.CreateStyle(ctx, *in); !errors.As(err, &ve) || ve.Field != field {
+				t.Errorf("CreateStyle(%+v) = %v; want a %s error", *in, err, field)
+			}
+		}
+		st1, err := st.CreateStyle(ctx, store.StyleInput{Name: "exam", ScaleMin: 0, ScaleMax: 100, Metrics: []store.Metric{{Name: "accuracy"}, {Name: "depth", Description: "goes deep", Weight: 2}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if st1.Version != 1 || !strings.Contains(st1.Metrics[0].Description, "correct") || st1.Metrics[0].Weight != 1 || st1.PromptTemplate == "" {
+			t.Fatalf("style %+v: built-in description, default weight and template expected", st1)
+		}
+		if _, err := st.CreateStyle(ctx, store.StyleInput{Name: "exam"}); !errors.Is(err, store.ErrConflict) {
+			t.Fatalf("duplicate style name: %v", err)
+		}
+		v2, err := st.UpdateStyle(ctx, st1.ID, store.StyleInput{Name: "exam", ScaleMin: 0, ScaleMax: 10})
+		if err != nil || v2.Version != 2 || v2.ID != st1.ID || v2.VersionID == st1.VersionID {
+			t.Fatalf("new version %+v %v", v2, err)
+		}
+		versions, err := st.StyleVersions(ctx, st1.ID)
+		if err != nil || len(versions) != 2 || versions[0].Version != 2 || versions[1].ScaleMax != 100 {
+			t.Fatalf("versions %+v %v", versions, err)
+		}
+		p, err := st.CreateProvider(ctx, store.ProviderInput{Name: "p", BaseURL: "http://127.0.0.1:9"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		j, err := st.CreateJudge(ctx, store.JudgeInput{ProviderID: p.ID, Model: "m", PersonalityName: "Strict examiner"})
+		if err != nil || j.Name != "m (Strict examiner)" || j.StyleID != def.ID || j.Version != 1 {
+			t.Fatalf("judge %+v %v", j, err)
+		}
+		var ve *store.ValidationError
+		if _, err := st.CreateJudge(ctx, store.JudgeInput{ProviderID: p.ID, Model: "m", StyleID: 999}); !errors.As(err, &ve) || ve.Field != "style_id" {
+			t.Fatalf("judge with a missing style: %v", err)
+		}
+		j2, err := st.UpdateJudge(ctx, j.ID, store.JudgeInput{ProviderID: p.ID, Model: "m2", StyleID: st1.ID})
+		if err != nil || j2.Version != 2 || j2.Model != "m2" {
+			t.Fatalf("updated judge %+v %v", j2, err)
+		}
+		if err := st.DeleteStyle(ctx, st1.ID); !errors.Is(err, store.ErrConflict) || !strings.Contains(err.Error(), "m2") {
+			t.Fatalf("deleting a style a judge uses: %v", err)
+		}
+		// Panels must share a scale.
+		col, err := st.CreateCollection(ctx, store.CollectionInput{Name: "c"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		other, err := st.CreateJudge(ctx, store.JudgeInput{ProviderID: p.ID, Model: "o"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = st.CreateRun(ctx, store.RunInput{JudgeIDs: []int64{j.ID, other.ID}, CollectionIDs: []int64{col.ID},
+			Targets: []store.ModelRef{{ProviderID: p.ID, Model: "t"}}})
+		if err == nil || !strings.Contains(err.Error(), "share a scoring scale") {
+			t.Fatalf("mixed-scale panel: %v", err)
+		}
+	})
+}
