@@ -250,8 +250,10 @@ func (h *Handler) runAction(c echo.Context, id int64, action string) (*store.Run
 }
 
 // csvHeader is the export's columns, one row per item.
+// best_overall and best_value mark the rows of the run's best model overall
+// and best value (overall score per dollar).
 var csvHeader = []string{"task_id", "category", "subcategory", "provider", "model", "status", "score", "reasoning",
-	"response", "error", "time_ms", "tokens", "tps"}
+	"response", "error", "time_ms", "tokens", "tps", "repeat", "cost_usd", "grade", "best_overall", "best_value"}
 
 func (h *Handler) apiExportRun(c echo.Context) error {
 	id, err := pathID(c, "run")
@@ -265,6 +267,18 @@ func (h *Handler) apiExportRun(c echo.Context) error {
 	if err != nil {
 		return err
 	}
+	prog, err := h.store.RunProgress(c.Request().Context(), id)
+	if err != nil {
+		return err
+	}
+	sum, err := h.runSummary(c.Request().Context(), run, prog)
+	if err != nil {
+		return err
+	}
+	best := map[string][2]bool{}
+	for _, t := range run.Targets {
+		best[t.Label()] = [2]bool{t.ID == sum.BestOverall, t.ID == sum.BestValue}
+	}
 	w := c.Response()
 	w.Header().Set(echo.HeaderContentType, "text/csv; charset=utf-8")
 	w.Header().Set(echo.HeaderContentDisposition, fmt.Sprintf(`attachment; filename="tribunal-run-%d.csv"`, run.ID))
@@ -275,7 +289,7 @@ func (h *Handler) apiExportRun(c echo.Context) error {
 	}
 	rows := 0
 	err = h.store.EachRunItem(c.Request().Context(), id, func(v *store.ItemView) error {
-		if err := cw.Write(csvRow(v)); err != nil {
+		if err := cw.Write(csvRow(v, best[v.Provider+" / "+v.Model])); err != nil {
 			return err
 		}
 		if rows++; rows%1000 == 0 {
@@ -290,7 +304,7 @@ func (h *Handler) apiExportRun(c echo.Context) error {
 	return nil
 }
 
-func csvRow(v *store.ItemView) []string {
+func csvRow(v *store.ItemView, best [2]bool) []string {
 	f := func(p *float64, prec int) string {
 		if p == nil {
 			return ""
@@ -309,7 +323,15 @@ func csvRow(v *store.ItemView) []string {
 	}
 	return []string{csvSafe(v.TaskID), csvSafe(v.Category), csvSafe(v.Subcategory), csvSafe(v.Provider), csvSafe(v.Model),
 		string(v.Status), f(v.Score, 2), csvSafe(v.Reasoning), csvSafe(resp), csvSafe(v.Error),
-		n(v.TimeMs), n(v.CompletionTokens), f(v.TokensPerS, 2)}
+		n(v.TimeMs), n(v.CompletionTokens), f(v.TokensPerS, 2), strconv.Itoa(v.RepeatIndex), f(v.CostUSD, 6),
+		deref(v.Grade), strconv.FormatBool(best[0]), strconv.FormatBool(best[1])}
+}
+
+func deref(p *string) string {
+	if p == nil {
+		return ""
+	}
+	return *p
 }
 
 // csvSafe defuses spreadsheet formulas: text a model or user wrote that

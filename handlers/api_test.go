@@ -318,11 +318,15 @@ func TestRunsAPI(t *testing.T) {
 		if err != nil {
 			t.Fatalf("CSV does not parse: %v", err)
 		}
-		wantHeader := "task_id,category,subcategory,provider,model,status,score,reasoning,response,error,time_ms,tokens,tps"
+		wantHeader := "task_id,category,subcategory,provider,model,status,score,reasoning,response,error,time_ms,tokens,tps,repeat,cost_usd,grade,best_overall,best_value"
 		if strings.Join(rows[0], ",") != wantHeader || len(rows) != 5 {
 			t.Fatalf("CSV header %v, %d rows", rows[0], len(rows))
 		}
 		for _, r := range rows[1:] {
+			// Both models average 6, a tie: no best overall; without prices no best value.
+			if r[16] != "false" || r[17] != "false" || r[14] != "" || r[13] != "1" {
+				t.Errorf("CSV best/cost columns %v (score %s)", r[13:], r[6])
+			}
 			if r[5] != "COMPLETED" || (r[6] != "9.00" && r[6] != "3.00") || r[10] == "" || r[11] == "" {
 				t.Errorf("CSV row %v", r)
 			}

@@ -507,6 +507,9 @@ func (h *Handler) newRunForm(c echo.Context, f views.NewRunForm) (views.NewRunFo
 	if f.Active, err = h.store.FirstActiveRun(ctx); err != nil {
 		return f, err
 	}
+	if f.Judges, err = h.store.Judges(ctx); err != nil {
+		return f, err
+	}
 	if len(f.Targets) == 0 {
 		f.Targets = []views.ModelChoice{{}}
 	}
@@ -540,8 +543,9 @@ func runFormInput(c echo.Context) (store.RunInput, views.NewRunForm, error) {
 	if err != nil {
 		return store.RunInput{}, views.NewRunForm{}, badRequest("unreadable form: %v", err)
 	}
-	f := views.NewRunForm{Name: form.Get("name"), Selected: map[int64]bool{}}
-	in := store.RunInput{Name: form.Get("name"), TriggeredBy: "MANUAL"}
+	f := views.NewRunForm{Name: form.Get("name"), Selected: map[int64]bool{}, Panel: map[int64]bool{}, Checks: map[string]bool{},
+		Repeats: form.Get("repeats"), SystemPrompt: form.Get("system_prompt"), ChecksOnly: form.Get("checks_only") != ""}
+	in := store.RunInput{Name: form.Get("name"), TriggeredBy: "MANUAL", SystemPrompt: form.Get("system_prompt")}
 	parseID := func(field, v string) (int64, error) {
 		if strings.TrimSpace(v) == "" {
 			return 0, nil
@@ -561,23 +565,56 @@ func runFormInput(c echo.Context) (store.RunInput, views.NewRunForm, error) {
 	jid, err := parseID("judge", form.Get("judge_provider_id"))
 	keep(err)
 	f.Judge = views.ModelChoice{ProviderID: jid, Model: form.Get("judge_model")}
-	in.Judge = &store.ModelRef{ProviderID: jid, Model: form.Get("judge_model")}
+	for _, v := range form["judge_ids"] {
+		id, err := parseID("judge_ids", v)
+		keep(err)
+		if id > 0 {
+			f.Panel[id] = true
+			in.JudgeIDs = append(in.JudgeIDs, id)
+		}
+	}
+	// The single judge applies unless a panel or checks alone were chosen.
+	if len(in.JudgeIDs) == 0 && !f.ChecksOnly {
+		in.Judge = &store.ModelRef{ProviderID: jid, Model: form.Get("judge_model")}
+	}
+	for _, m := range form["metrics"] {
+		f.Checks[m] = true
+		in.Metrics = append(in.Metrics, m)
+	}
+	if len(in.Metrics) == len(store.CheckTypes) && !f.ChecksOnly {
+		in.Metrics = nil // every check on: the run scores everything, judge metrics included
+	}
+	if f.ChecksOnly && len(in.Metrics) == 0 {
+		keep(&store.ValidationError{Field: "metrics", Message: "a run without a judge needs at least one reference check"})
+	}
+	if r := strings.TrimSpace(form.Get("repeats")); r != "" {
+		n, err := strconv.Atoi(r)
+		if err != nil {
+			keep(&store.ValidationError{Field: "repeats", Message: "is not a whole number"})
+		}
+		in.Repeats = n
+	}
+	at := func(list []string, i int) string {
+		if i < len(list) {
+			return list[i]
+		}
+		return ""
+	}
 	providers, models := form["target_provider_id"], form["target_model"]
 	for i := range max(len(providers), len(models)) {
-		var pv, mv string
-		if i < len(providers) {
-			pv = providers[i]
-		}
-		if i < len(models) {
-			mv = models[i]
-		}
+		pv, mv := at(providers, i), at(models, i)
 		if strings.TrimSpace(pv) == "" && strings.TrimSpace(mv) == "" {
 			continue
 		}
 		pid, err := parseID(fmt.Sprintf("targets[%d]", i), pv)
 		keep(err)
-		f.Targets = append(f.Targets, views.ModelChoice{ProviderID: pid, Model: mv})
-		in.Targets = append(in.Targets, store.ModelRef{ProviderID: pid, Model: mv})
+		choice := views.ModelChoice{ProviderID: pid, Model: mv, Temperature: at(form["target_temperature"], i),
+			MaxTokens: at(form["target_max_tokens"], i), ReasoningEffort: at(form["target_reasoning_effort"], i),
+			SystemPrompt: at(form["target_system_prompt"], i)}
+		f.Targets = append(f.Targets, choice)
+		set, err := targetSettings(fmt.Sprintf("targets[%d].settings", i), choice)
+		keep(err)
+		in.Targets = append(in.Targets, store.ModelRef{ProviderID: pid, Model: mv, Settings: set})
 	}
 	for _, v := range form["collection_ids"] {
 		id, err := parseID("collection_ids", v)
@@ -588,6 +625,26 @@ func runFormInput(c echo.Context) (store.RunInput, views.NewRunForm, error) {
 		}
 	}
 	return in, f, firstErr
+}
+
+// targetSettings parses a target's settings as typed in the form; empty fields keep the model's defaults.
+func targetSettings(field string, c views.ModelChoice) (store.TargetSettings, error) {
+	set := store.TargetSettings{ReasoningEffort: c.ReasoningEffort, SystemPrompt: strings.TrimSpace(c.SystemPrompt)}
+	if v := strings.TrimSpace(c.Temperature); v != "" {
+		t, err := strconv.ParseFloat(v, 64)
+		if err != nil {
+			return set, &store.ValidationError{Field: field + ".temperature", Message: "is not a number"}
+		}
+		set.Temperature = &t
+	}
+	if v := strings.TrimSpace(c.MaxTokens); v != "" {
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil {
+			return set, &store.ValidationError{Field: field + ".max_tokens", Message: "is not a whole number"}
+		}
+		set.MaxTokens = &n
+	}
+	return set, nil
 }
 
 func (h *Handler) createRunForm(c echo.Context) error {

@@ -50,8 +50,9 @@ func TestCSV(t *testing.T) {
 	// category, a multi-line cell.
 	data := `Task ID,Category,Sub-Category,Question,Excellent,Good,Pass,Incorrect Answer Direction,Expected_Answer,Comments,Tags,Difficulty
 t1,math,arith,What is 2+2?,4 with reasoning,4,four,says 5,4,easy one,"a, b; c ,a",easy
+,,,,,,,,,,,
 ,,,"Name two
-primes.",,,,,,,,
+primes.",,,,,,,,,,
 `
 	got := mustParse(t, "Seed Tasks.csv", data, FormatCSV)
 	sameTasks(t, got, []store.TaskInput{

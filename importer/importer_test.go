@@ -78,6 +78,19 @@ func TestAllOrNothing(t *testing.T) {
 	}
 }
 
+func TestNoTasks(t *testing.T) {
+	for _, tc := range []struct{ name, data string }{
+		{"header.csv", "task_id,question\n"},
+		{"blank.csv", "task_id,question\n,\n"},
+		{"empty.jsonl", "\n\n"},
+		{"empty.yaml", "# nothing\n"},
+		{"empty.json", "[]"},
+	} {
+		_, err := Parse(tc.name, []byte(tc.data), "")
+		wantErrors(t, err, Errors{{Message: "the file has no tasks"}})
+	}
+}
+
 func TestDuplicateIDs(t *testing.T) {
 	_, err := Parse("d.csv", []byte("id,question\na,one\nb,two\na,three\n,same\n,same\n"), "")
 	wantErrors(t, err, Errors{

@@ -193,7 +193,7 @@ func parseTree(data []byte) ([]*value, *RowError) {
 		if err != nil {
 			return nil, yamlError(err)
 		}
-		if false {
+		if v.size > MaxFileSize {
 			return nil, &RowError{Message: fmt.Sprintf("the YAML expands to more than %d MB (through aliases)", MaxFileSize>>20)}
 		}
 		docs = append(docs, v)

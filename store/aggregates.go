@@ -126,16 +126,27 @@ func OverallScores(b *Breakdown, judges []RunJudge, weights map[string]float64, 
 	return out
 }
 
-// Best names the best overall target and the best value (score per dollar); 0 when none.
+// Best names the best overall target and the best value (score per
+// dollar); 0 when there is none or the top is a tie.
 func Best(scores []ModelScore) (overall, value int64) {
-	var bestO, bestV float64
-	for _, s := range scores {
-		if s.Overall != nil && (overall == 0 || *s.Overall > bestO) {
-			overall, bestO = s.RunTargetID, *s.Overall
+	pick := func(get func(ModelScore) *float64) int64 {
+		var best int64
+		var top float64
+		tie := false
+		for _, s := range scores {
+			v := get(s)
+			switch {
+			case v == nil:
+			case best == 0 || *v > top:
+				best, top, tie = s.RunTargetID, *v, false
+			case *v == top:
+				tie = true
+			}
 		}
-		if s.PerDollar != nil && (value == 0 || *s.PerDollar > bestV) {
-			value, bestV = s.RunTargetID, *s.PerDollar
+		if tie {
+			return 0
 		}
+		return best
 	}
-	return overall, value
+	return pick(func(s ModelScore) *float64 { return s.Overall }), pick(func(s ModelScore) *float64 { return s.PerDollar })
 }
