@@ -1,6 +1,7 @@
 package handlers
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net/http"
@@ -9,6 +10,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"tribunal/analysis"
 	"tribunal/store"
 	"tribunal/views"
 )
@@ -709,7 +711,9 @@ func (h *Handler) showRun(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	d.Results = views.RunResultsView{Run: run, Summary: sum}
+	if d.Results, err = h.resultsView(ctx, run, sum); err != nil {
+		return err
+	}
 	if d.Items, err = h.itemsTable(c, run); err != nil {
 		return err
 	}
@@ -769,7 +773,11 @@ func (h *Handler) runResultsPartial(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return render(c, http.StatusOK, views.RunResults(views.RunResultsView{Run: run, Summary: sum}))
+	v, err := h.resultsView(c.Request().Context(), run, sum)
+	if err != nil {
+		return err
+	}
+	return render(c, http.StatusOK, views.RunResults(v))
 }
 
 // runActionPage pauses, resumes or cancels, answering the new progress panel.
@@ -809,6 +817,30 @@ func (h *Handler) retryJudgingPage(c echo.Context) error {
 		return echo.NewHTTPError(http.StatusConflict, "no item of this run failed in judging")
 	}
 	return redirect(c, fmt.Sprintf("/runs/%d", id))
+}
+
+// resultsView adds judge agreement (which moves with every grade, so it is never cached) to the aggregates.
+func (h *Handler) resultsView(ctx context.Context, run *store.Run, sum *store.RunSummary) (views.RunResultsView, error) {
+	v := views.RunResultsView{Run: run, Summary: sum}
+	rows, err := h.store.RunJudgeScores(ctx, run.ID)
+	if err != nil {
+		return v, err
+	}
+	rep := analysis.Agreements(run.Judges, rows)
+	v.Agreement = &rep
+	return v, nil
+}
+
+func (h *Handler) rerunPage(c echo.Context) error {
+	id, err := pathID(c, "run")
+	if err != nil {
+		return err
+	}
+	run, err := h.engine.Rerun(withoutCancel(c), id, "MANUAL")
+	if err != nil {
+		return err
+	}
+	return redirect(c, fmt.Sprintf("/runs/%d", run.ID))
 }
 
 func (h *Handler) deleteRunPage(c echo.Context) error {

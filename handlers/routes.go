@@ -59,6 +59,7 @@ func (h *Handler) routes(e *echo.Echo) {
 	e.GET("/runs/:run/events", h.pageRunEvents)
 	e.POST("/runs/:run/delete", h.deleteRunPage)
 	e.POST("/runs/:run/retry-judging", h.retryJudgingPage)
+	e.POST("/runs/:run/rerun", h.rerunPage)
 	e.POST("/runs/:run/:action", h.runActionPage)
 
 	// JSON API.
