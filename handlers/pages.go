@@ -96,7 +96,36 @@ func providerForm(c echo.Context) (store.ProviderInput, error) {
 		hd.IsSecret = i >= len(secrets) || secrets[i] != "plain"
 		in.Headers = append(in.Headers, hd)
 	}
+	if c.FormValue("prices_present") != "" {
+		if in.Prices, err = parsePrices(c.FormValue("prices")); err != nil {
+			return in, err
+		}
+	}
 	return in, nil
+}
+
+// parsePrices reads "model, input, output" lines (USD per million tokens).
+func parsePrices(text string) ([]store.ProviderPrice, error) {
+	out := []store.ProviderPrice{}
+	for n, line := range strings.Split(text, "\n") {
+		line = strings.TrimSpace(line)
+		if line == "" {
+			continue
+		}
+		// The model name may itself hold commas; the last two fields are the prices.
+		parts := strings.Split(line, ",")
+		if len(parts) < 3 {
+			return out, &store.ValidationError{Field: "prices", Message: fmt.Sprintf("line %d: write model, input price, output price", n+1)}
+		}
+		k := len(parts)
+		in, err1 := strconv.ParseFloat(strings.TrimSpace(parts[k-2]), 64)
+		o, err2 := strconv.ParseFloat(strings.TrimSpace(parts[k-1]), 64)
+		if err1 != nil || err2 != nil {
+			return out, &store.ValidationError{Field: "prices", Message: fmt.Sprintf("line %d: the prices must be numbers", n+1)}
+		}
+		out = append(out, store.ProviderPrice{Model: strings.TrimSpace(strings.Join(parts[:k-2], ",")), InputPerMTok: in, OutputPerMTok: o})
+	}
+	return out, nil
 }
 
 func (h *Handler) createProvider(c echo.Context) error {
@@ -122,7 +151,7 @@ func (h *Handler) editProvider(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	in := store.ProviderInput{Name: p.Name, Type: p.Type, BaseURL: p.BaseURL, ModelsEndpoint: p.ModelsEndpoint,
+	in := store.ProviderInput{Name: p.Name, Type: p.Type, BaseURL: p.BaseURL, ModelsEndpoint: p.ModelsEndpoint, Prices: p.Prices,
 		InferenceEndpoint: p.InferenceEndpoint, Concurrency: p.Concurrency, RequestsPerMinute: p.RequestsPerMinute,
 		TimeoutSeconds: p.TimeoutSeconds, ConnectTimeoutSeconds: p.ConnectTimeoutSeconds, Headers: p.Headers}
 	return render(c, http.StatusOK, views.ProviderEditPage(views.ProviderForm{ID: id, Input: in}))
@@ -286,9 +315,20 @@ func (h *Handler) renderTasks(c echo.Context, status int, form views.TaskForm) e
 }
 
 func taskForm(c echo.Context) store.TaskInput {
-	return store.TaskInput{TaskKey: c.FormValue("task_id"), Category: c.FormValue("category"),
+	in := store.TaskInput{TaskKey: c.FormValue("task_id"), Category: c.FormValue("category"),
 		Subcategory: c.FormValue("subcategory"), Question: c.FormValue("question"), Excellent: c.FormValue("excellent"),
-		Good: c.FormValue("good"), Pass: c.FormValue("pass"), IncorrectAnswerDirection: c.FormValue("incorrect_answer_direction")}
+		Good: c.FormValue("good"), Pass: c.FormValue("pass"), IncorrectAnswerDirection: c.FormValue("incorrect_answer_direction"),
+		Reference: c.FormValue("reference"), SystemPrompt: c.FormValue("system_prompt"), UseCase: c.FormValue("usecase"),
+		Constraints: c.FormValue("constraints"), Examples: c.FormValue("examples"), JudgeInstructions: c.FormValue("judge_instructions"),
+		Comments: c.FormValue("comments"), Tags: strings.FieldsFunc(c.FormValue("tags"), func(r rune) bool { return r == ',' || r == ';' })}
+	if follow := views.SplitTurns(c.FormValue("follow_ups")); len(follow) > 0 {
+		in.Turns = append([]string{in.Question}, follow...)
+	}
+	form, _ := c.FormParams()
+	for _, typ := range form["check"] {
+		in.Checks = append(in.Checks, store.Check{Type: typ, Value: c.FormValue("check_value_" + typ)})
+	}
+	return in
 }
 
 func (h *Handler) createTask(c echo.Context) error {
@@ -311,9 +351,7 @@ func (h *Handler) editTask(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	in := store.TaskInput{TaskKey: t.TaskKey, Category: t.Category, Subcategory: t.Subcategory, Question: t.Question,
-		Excellent: t.Excellent, Good: t.Good, Pass: t.Pass, IncorrectAnswerDirection: t.IncorrectAnswerDirection}
-	return render(c, http.StatusOK, views.TaskEditPage(views.TaskForm{ID: id, Input: in}))
+	return render(c, http.StatusOK, views.TaskEditPage(views.TaskForm{ID: id, Input: t.Input()}))
 }
 
 func (h *Handler) updateTask(c echo.Context) error {

@@ -3,6 +3,7 @@ package importer
 import (
 	"bytes"
 	"fmt"
+	"strings"
 )
 
 // parseJSONL reads one task object per line, with the same loose field names
@@ -67,6 +68,5 @@ func eachJSONRecord(data []byte, fn func(obj *value, b *builder)) ([]row, Errors
 // stripLine drops the "line N: " prefix of a one-line document's error: the
 // RowError already says which line.
 func stripLine(err error, line int) string {
-	s := err.Error()
-	return string(bytes.TrimPrefix([]byte(s), fmt.Appendf(nil, "line %d: ", line)))
+	return strings.TrimPrefix(err.Error(), fmt.Sprintf("line %d: ", line))
 }

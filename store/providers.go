@@ -134,14 +134,18 @@ func (s *Store) savePrices(ctx context.Context, providerID int64, prices []Provi
 	if prices == nil {
 		return nil
 	}
-	if err := s.conn(ctx).Where("provider_id = ?", providerID).Delete(&ProviderPrice{}).Error; err != nil {
+	// Prices set by hand replace the earlier ones and any published price of the same models.
+	models := make([]string, len(prices))
+	for i := range prices {
+		prices[i].ProviderID = providerID
+		models[i] = prices[i].Model
+	}
+	if err := s.conn(ctx).Where("provider_id = ? AND (source = ? OR model IN ?)", providerID, PriceManual, append(models, "")).
+		Delete(&ProviderPrice{}).Error; err != nil {
 		return fmt.Errorf("store: replace prices: %w", err)
 	}
 	if len(prices) == 0 {
 		return nil
-	}
-	for i := range prices {
-		prices[i].ProviderID = providerID
 	}
 	if err := s.conn(ctx).Create(&prices).Error; err != nil {
 		return fmt.Errorf("store: save prices: %w", err)

@@ -141,6 +141,15 @@ func normTags(field string, tags []string) ([]string, error) {
 	return out, nil
 }
 
+// Input is the input that would recreate the task.
+func (t *Task) Input() TaskInput {
+	return TaskInput{TaskKey: t.TaskKey, Category: t.Category, Subcategory: t.Subcategory, Question: t.Question,
+		Excellent: t.Excellent, Good: t.Good, Pass: t.Pass, IncorrectAnswerDirection: t.IncorrectAnswerDirection,
+		Reference: t.Reference, Turns: t.Turns, SystemPrompt: t.SystemPrompt, UseCase: t.UseCase, Tags: t.Tags,
+		Constraints: t.Constraints, Examples: t.Examples, JudgeInstructions: t.JudgeInstructions, Comments: t.Comments,
+		Checks: t.Checks, Metadata: t.Metadata}
+}
+
 // row is the task row the input describes.
 func (in *TaskInput) row() Task {
 	return Task{TaskKey: in.TaskKey, Category: in.Category, Subcategory: in.Subcategory, Question: in.Question,
