@@ -156,6 +156,22 @@ func TestPanelChecksTurnsRepeats(t *testing.T) {
 			}
 		}
 
+		// The metrics KPIs and gates read.
+		rm, err := st.RunMetricValues(ctx, run.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		wantMetrics := map[string]float64{"score": 3.75, "accuracy": 3.5, "coherence": 4.5, "check_numeric": 1, "check_exact_match": 0,
+			"pass_rate": 1, "error_rate": 0}
+		for name, v := range wantMetrics {
+			if got, ok := rm.Overall[name]; !ok || math.Abs(got-v) > 1e-9 {
+				t.Errorf("run metric %s = %v (%v), want %g", name, got, ok, v)
+			}
+		}
+		if pm := rm.PerModel["fake / fake-small"]; pm == nil || pm["accuracy"] != 3.5 || pm["cost_usd"] <= 0 {
+			t.Errorf("per-model metrics %v", rm.PerModel)
+		}
+
 		// The run froze the style version: editing the style later changes nothing for it.
 		if _, err := st.UpdateStyle(ctx, style.ID, store.StyleInput{Name: "two", ScaleMin: 1, ScaleMax: 10}); err != nil {
 			t.Fatal(err)

@@ -150,3 +150,97 @@ func Best(scores []ModelScore) (overall, value int64) {
 	}
 	return pick(func(s ModelScore) *float64 { return s.Overall }), pick(func(s ModelScore) *float64 { return s.PerDollar })
 }
+
+// RunMetrics are a run's metric values by the names KPI formulas and gates
+// use: score (mean judge score), each judge metric by name (mean over the
+// panel), check_<type>, pass_rate, latency_ms, tokens_per_s, cost_usd
+// (models and judges) and error_rate (failed items / items). Metrics with
+// no data are absent.
+type RunMetrics struct {
+	Overall map[string]float64 `json:"overall"`
+	// PerModel is keyed by the target's label, "provider / model".
+	PerModel map[string]map[string]float64 `json:"per_model"`
+}
+
+// RunMetricValues computes a run's RunMetrics from its summary and breakdown.
+func (s *Store) RunMetricValues(ctx context.Context, runID int64) (*RunMetrics, error) {
+	sum, err := s.RunSummary(ctx, runID, 0)
+	if err != nil {
+		return nil, err
+	}
+	b, err := s.RunBreakdown(ctx, runID)
+	if err != nil {
+		return nil, err
+	}
+	targets, err := s.RunTargets(ctx, runID)
+	if err != nil {
+		return nil, err
+	}
+	out := &RunMetrics{Overall: statsMetrics(sum.Overall), PerModel: map[string]map[string]float64{}}
+	label := map[int64]string{}
+	for _, t := range targets {
+		label[t.ID] = t.Label()
+	}
+	for _, pm := range sum.PerModel {
+		out.PerModel[label[pm.TargetID]] = statsMetrics(pm.Stats)
+	}
+	// Judge metrics average over the panel and the targets, weighted by how many scores each holds.
+	type acc struct{ sum, n float64 }
+	overall := map[string]*acc{}
+	perModel := map[int64]map[string]*acc{}
+	for _, m := range b.Metrics {
+		if m.Metric == "score" {
+			continue // the item score above is the panel's mean already
+		}
+		for _, a := range []map[string]*acc{overall, ensure(perModel, m.RunTargetID)} {
+			if a[m.Metric] == nil {
+				a[m.Metric] = &acc{}
+			}
+			a[m.Metric].sum += m.Mean * float64(m.N)
+			a[m.Metric].n += float64(m.N)
+		}
+	}
+	for name, a := range overall {
+		out.Overall[name] = a.sum / a.n
+	}
+	for id, metrics := range perModel {
+		for name, a := range metrics {
+			out.PerModel[label[id]][name] = a.sum / a.n
+		}
+	}
+	return out, nil
+}
+
+func ensure[K comparable, V any](m map[K]map[string]*V, k K) map[string]*V {
+	if m[k] == nil {
+		m[k] = map[string]*V{}
+	}
+	return m[k]
+}
+
+func statsMetrics(st Stats) map[string]float64 {
+	out := map[string]float64{}
+	set := func(name string, p *float64) {
+		if p != nil {
+			out[name] = *p
+		}
+	}
+	set("score", st.AvgScore)
+	set("pass_rate", st.PassRate)
+	set("latency_ms", st.AvgTimeMs)
+	set("tokens_per_s", st.AvgTPS)
+	if st.CostUSD != nil || st.JudgeCostUSD != nil {
+		var c float64
+		if st.CostUSD != nil {
+			c += *st.CostUSD
+		}
+		if st.JudgeCostUSD != nil {
+			c += *st.JudgeCostUSD
+		}
+		out["cost_usd"] = c
+	}
+	if st.Items > 0 {
+		out["error_rate"] = float64(st.Failed) / float64(st.Items)
+	}
+	return out
+}

@@ -96,11 +96,11 @@ func TestStylesAndJudges(t *testing.T) {
 			t.Fatalf("deleting a built-in style: %v", err)
 		}
 		for in, field := range map[*store.StyleInput]string{
-			{Name: ""}: "name",
-			{Name: "x", ScaleMin: 5, ScaleMax: 1}:                                  "metrics",
-			{Name: "x", Metrics: []store.Metric{{Name: "Bad Name"}}}:               "metrics",
-			{Name: "x", PromptTemplate: "{{.Question}} without the answer"}:        "prompt_template",
-			{Name: "x", PromptTemplate: "{{.Response}} {{if}}"}:                    "prompt_template",
+			{Name: ""}:                            "name",
+			{Name: "x", ScaleMin: 5, ScaleMax: 1}: "metrics",
+			{Name: "x", Metrics: []store.Metric{{Name: "Bad Name"}}}:        "metrics",
+			{Name: "x", PromptTemplate: "{{.Question}} without the answer"}: "prompt_template",
+			{Name: "x", PromptTemplate: "{{.Response}} {{if}}"}:             "prompt_template",
 		} {
 			var ve *store.ValidationError
 			if _, err := st.CreateStyle(ctx, *in); !errors.As(err, &ve) || ve.Field != field {

@@ -139,6 +139,7 @@ type Run struct {
 	Repeats     int        `json:"repeats"`
 	Options     RunOptions `json:"options" gorm:"serializer:json"`
 	SourceRunID *int64     `json:"source_run_id"`
+	ScheduleID  *int64     `json:"schedule_id"`
 	Error       string     `json:"error"`
 	Snapshot    string     `json:"-"`
 	CreatedAt   time.Time  `json:"created_at"`

@@ -31,6 +31,7 @@ type RunInput struct {
 	Weights      map[string]float64 `json:"weights"`
 	SystemPrompt string             `json:"system_prompt"`
 	TriggeredBy  string             `json:"-"`
+	ScheduleID   *int64             `json:"-"`
 	// Snapshot is filled by the engine: what decides the run's scores, as JSON.
 	Snapshot string `json:"-"`
 }
@@ -217,7 +218,7 @@ func (s *Store) CreateRun(ctx context.Context, in RunInput) (*Run, error) {
 
 		now := s.now()
 		run := Run{Name: in.Name, Status: RunPending, Phase: PhaseBenchmarking, TriggeredBy: in.TriggeredBy,
-			Snapshot: in.Snapshot, Repeats: in.Repeats, CreatedAt: now, UpdatedAt: now,
+			Snapshot: in.Snapshot, Repeats: in.Repeats, ScheduleID: in.ScheduleID, CreatedAt: now, UpdatedAt: now,
 			Options: RunOptions{Metrics: in.Metrics, Weights: in.Weights, SystemPrompt: in.SystemPrompt}}
 		if err := tx.conn(ctx).Omit("Targets", "Judges", "Collections").Create(&run).Error; err != nil {
 			return fmt.Errorf("store: create run: %w", err)

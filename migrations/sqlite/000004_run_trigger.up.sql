@@ -1,0 +1,3 @@
+-- Runs started by a schedule name it (the schedules table arrives with the scheduler).
+ALTER TABLE runs ADD COLUMN schedule_id INTEGER;
+CREATE INDEX idx_runs_schedule ON runs (schedule_id, id);
