@@ -135,7 +135,16 @@ func (h *Handler) taskFilter(c echo.Context) (store.TaskFilter, error) {
 	if err != nil {
 		return store.TaskFilter{}, err
 	}
-	return store.TaskFilter{Query: c.QueryParam("q"), Category: c.QueryParam("category"), Page: page, PerPage: perPage}, nil
+	return store.TaskFilter{Query: c.QueryParam("q"), Category: c.QueryParam("category"), UseCase: c.QueryParam("usecase"),
+		Tag: c.QueryParam("tag"), Page: page, PerPage: perPage}, nil
+}
+
+func (h *Handler) apiUseCases(c echo.Context) error {
+	ucs, err := h.store.UseCases(c.Request().Context())
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, ucs)
 }
 
 func (h *Handler) apiListTasks(c echo.Context) error {

@@ -73,6 +73,7 @@ func (h *Handler) routes(e *echo.Echo) {
 	api.POST("/providers/:provider/test", h.apiTestProvider)
 
 	api.GET("/tasks", h.apiListTasks)
+	api.GET("/usecases", h.apiUseCases)
 	api.POST("/tasks", h.apiCreateTask)
 	api.GET("/tasks/:task", h.apiGetTask)
 	api.PUT("/tasks/:task", h.apiUpdateTask)

@@ -160,3 +160,31 @@ func TestStylesAndJudges(t *testing.T) {
 		}
 	})
 }
+
+func TestUseCasesAndTagFilter(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, st *store.Store) {
+		ctx := context.Background()
+		for _, in := range []store.TaskInput{
+			{TaskKey: "a", Category: "math", UseCase: "school", Question: "q", Tags: []string{"Easy", "arith"}},
+			{TaskKey: "b", Category: "math", UseCase: "school", Question: "q", Tags: []string{"easy-ish"}},
+			{TaskKey: "c", Category: "poems", UseCase: "writing", Question: "q"},
+			{TaskKey: "d", Category: "logic", Question: "q"},
+		} {
+			if _, err := st.CreateTask(ctx, in); err != nil {
+				t.Fatal(err)
+			}
+		}
+		ucs, err := st.UseCases(ctx)
+		if err != nil || len(ucs) != 3 || ucs[1].Name != "school" || ucs[1].Tasks != 2 || ucs[1].Categories[0].Name != "math" || ucs[0].Name != "" {
+			t.Fatalf("use cases %+v %v", ucs, err)
+		}
+		page, err := st.Tasks(ctx, store.TaskFilter{Tag: "easy"})
+		if err != nil || page.Total != 1 || page.Items[0].TaskKey != "a" {
+			t.Fatalf("tag filter: %+v %v (a whole tag, case-insensitive, not easy-ish)", page.Items, err)
+		}
+		page, err = st.Tasks(ctx, store.TaskFilter{UseCase: "school", Category: "math"})
+		if err != nil || page.Total != 2 {
+			t.Fatalf("use case filter: %d %v", page.Total, err)
+		}
+	})
+}

@@ -3,6 +3,7 @@ package store
 import (
 	"cmp"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -178,7 +179,9 @@ func nonNilMap(m map[string]string) map[string]string {
 type TaskFilter struct {
 	Query    string // matches task_id or question, case-insensitive
 	Category string
-	Page     int // 1-based
+	UseCase  string
+	Tag      string // tasks carrying this tag
+	Page     int    // 1-based
 	PerPage  int
 }
 
@@ -224,12 +227,57 @@ func (s *Store) Tasks(ctx context.Context, f TaskFilter) (Page[Task], error) {
 	if f.Category != "" {
 		q = q.Where("category = ?", f.Category)
 	}
+	if f.UseCase != "" {
+		q = q.Where("usecase = ?", f.UseCase)
+	}
+	if f.Tag != "" {
+		// Tags are a JSON list of strings; the quoted form matches one whole tag.
+		tag, _ := json.Marshal(f.Tag)
+		q = q.Where(`LOWER(tags) LIKE ? ESCAPE '\'`, likePattern(string(tag)))
+	}
 	out := Page[Task]{Page: page, PerPage: perPage, Items: []Task{}}
 	if err := q.Count(&out.Total).Error; err != nil {
 		return out, fmt.Errorf("store: count tasks: %w", err)
 	}
 	if err := q.Order("task_key").Offset((page - 1) * perPage).Limit(perPage).Find(&out.Items).Error; err != nil {
 		return out, fmt.Errorf("store: list tasks: %w", err)
+	}
+	return out, nil
+}
+
+// UseCase is one use case with its categories and how many tasks each holds.
+type UseCase struct {
+	Name       string          `json:"usecase"`
+	Tasks      int64           `json:"tasks"`
+	Categories []CategoryCount `json:"categories"`
+}
+
+// CategoryCount is a category with its task count.
+type CategoryCount struct {
+	Name  string `json:"category"`
+	Tasks int64  `json:"tasks"`
+}
+
+// UseCases lists the use case → category hierarchy of the tasks (seed 003 §5).
+func (s *Store) UseCases(ctx context.Context) ([]UseCase, error) {
+	var rows []struct {
+		UseCase  string `gorm:"column:usecase"`
+		Category string
+		N        int64
+	}
+	err := s.conn(ctx).Model(&Task{}).Select("usecase, category, COUNT(*) AS n").
+		Group("usecase, category").Order("usecase, category").Scan(&rows).Error
+	if err != nil {
+		return nil, fmt.Errorf("store: use cases: %w", err)
+	}
+	out := []UseCase{}
+	for _, r := range rows {
+		if len(out) == 0 || out[len(out)-1].Name != r.UseCase {
+			out = append(out, UseCase{Name: r.UseCase, Categories: []CategoryCount{}})
+		}
+		u := &out[len(out)-1]
+		u.Tasks += r.N
+		u.Categories = append(u.Categories, CategoryCount{Name: r.Category, Tasks: r.N})
 	}
 	return out, nil
 }
