@@ -1,0 +1,352 @@
+package analysis
+
+import (
+	"cmp"
+	"fmt"
+	"math"
+	"slices"
+
+	"tribunal/stats"
+	"tribunal/store"
+)
+
+// Entry is one model of one run: the unit a comparison sets side by side.
+type Entry struct {
+	RunID    int64  `json:"run_id"`
+	RunName  string `json:"run"`
+	TargetID int64  `json:"target_id"`
+	Model    string `json:"model"`
+	Provider string `json:"provider"`
+	// Tasks holds the entry's result per task id.
+	Tasks map[string]store.TaskResult `json:"-"`
+	// PassThreshold is the score a task needs to pass in the entry's run.
+	PassThreshold float64 `json:"pass_threshold"`
+}
+
+// Label names an entry for people: "model (run name)".
+func (e Entry) Label() string { return fmt.Sprintf("%s (%s)", e.Model, e.RunName) }
+
+// Entries splits a run's task results into one entry per target.
+func Entries(run *store.Run, pass float64, results []store.TaskResult) []Entry {
+	out := make([]Entry, len(run.Targets))
+	index := map[int64]int{}
+	for i, t := range run.Targets {
+		out[i] = Entry{RunID: run.ID, RunName: run.Name, TargetID: t.ID, Model: t.Model, Provider: t.ProviderName,
+			Tasks: map[string]store.TaskResult{}, PassThreshold: pass}
+		index[t.ID] = i
+	}
+	for _, r := range results {
+		if i, ok := index[r.RunTargetID]; ok {
+			out[i].Tasks[r.TaskKey] = r
+		}
+	}
+	return out
+}
+
+// EntryStats summarises an entry with 95 % confidence intervals (bootstrap over tasks).
+type EntryStats struct {
+	Entry
+	Score    stats.Estimate `json:"score"`
+	PassRate stats.Estimate `json:"pass_rate"`
+	TimeMs   *float64       `json:"time_ms"`
+	TPS      *float64       `json:"tps"`
+	CostUSD  *float64       `json:"cost_usd"`
+	// Delta is the score difference to the baseline on shared tasks, paired, with its CI.
+	Delta *stats.Estimate `json:"delta,omitempty"`
+}
+
+// seed fixes the bootstrap, so a page shows the same interval each time.
+const seed = 20261126
+
+func taskScore(r store.TaskResult) (float64, bool) {
+	if r.Score == nil {
+		return 0, false
+	}
+	return *r.Score, true
+}
+
+func taskPass(r store.TaskResult) (float64, bool) {
+	if r.Scored == 0 {
+		return 0, false
+	}
+	return float64(r.Passed) / float64(r.Scored), true
+}
+
+// values collects an entry's per-task values in task-id order.
+func values(e Entry, get func(store.TaskResult) (float64, bool)) []float64 {
+	keys := make([]string, 0, len(e.Tasks))
+	for k := range e.Tasks {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	var out []float64
+	for _, k := range keys {
+		if v, ok := get(e.Tasks[k]); ok {
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
+// Baselines picks each entry's baseline in the baseline run: the entry of
+// the same model there, else that run's first entry; -1 for the baseline
+// run's own entries, or when there is no baseline run.
+func Baselines(entries []Entry, baselineRun int64) []int {
+	out := make([]int, len(entries))
+	first := -1
+	for i, e := range entries {
+		if e.RunID == baselineRun && first < 0 {
+			first = i
+		}
+	}
+	for i, e := range entries {
+		out[i] = -1
+		if first < 0 || e.RunID == baselineRun {
+			continue
+		}
+		out[i] = first
+		for j, b := range entries {
+			if b.RunID == baselineRun && b.Model == e.Model {
+				out[i] = j
+				break
+			}
+		}
+	}
+	return out
+}
+
+// Summarise computes each entry's estimates, and its paired delta against
+// its baseline entry (baselines[i], -1 for none; nil for no baselines).
+func Summarise(entries []Entry, baselines []int) []EntryStats {
+	out := make([]EntryStats, len(entries))
+	for i, e := range entries {
+		es := EntryStats{Entry: e, Score: stats.MeanCI(values(e, taskScore), seed), PassRate: stats.MeanCI(values(e, taskPass), seed)}
+		var t, tps, cost, nt, ntps float64
+		var hasCost bool
+		for _, r := range e.Tasks {
+			if r.TimeMs != nil {
+				t += *r.TimeMs
+				nt++
+			}
+			if r.TPS != nil {
+				tps += *r.TPS
+				ntps++
+			}
+			if r.CostUSD != nil {
+				cost += *r.CostUSD
+				hasCost = true
+			}
+		}
+		if nt > 0 {
+			v := t / nt
+			es.TimeMs = &v
+		}
+		if ntps > 0 {
+			v := tps / ntps
+			es.TPS = &v
+		}
+		if hasCost {
+			es.CostUSD = &cost
+		}
+		if i < len(baselines) && baselines[i] >= 0 {
+			a, b := paired(e, entries[baselines[i]], taskScore)
+			if len(a) > 0 {
+				d := stats.PairedDiff(a, b, seed)
+				es.Delta = &d
+			}
+		}
+		out[i] = es
+	}
+	return out
+}
+
+// paired returns the two entries' values on the tasks both have, in task order.
+func paired(a, b Entry, get func(store.TaskResult) (float64, bool)) (xs, ys []float64) {
+	keys := make([]string, 0, len(a.Tasks))
+	for k := range a.Tasks {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	for _, k := range keys {
+		rb, ok := b.Tasks[k]
+		if !ok {
+			continue
+		}
+		x, okA := get(a.Tasks[k])
+		y, okB := get(rb)
+		if okA && okB {
+			xs = append(xs, x)
+			ys = append(ys, y)
+		}
+	}
+	return xs, ys
+}
+
+// PairTest is model A against model B on the tasks both answered.
+type PairTest struct {
+	A       string         `json:"a"`
+	B       string         `json:"b"`
+	N       int            `json:"n"`
+	Diff    stats.Estimate `json:"diff"` // mean score of A minus B, paired, with its CI
+	PScore  float64        `json:"p_wilcoxon"`
+	PPass   float64        `json:"p_mcnemar"`
+	PHolm   float64        `json:"p_holm"` // the Wilcoxon p, Holm-adjusted over every pair compared
+	Verdict string         `json:"verdict"`
+}
+
+// alpha is the significance level of the verdicts.
+const alpha = 0.05
+
+// PairTests compares every pair of entries on shared tasks: a paired
+// bootstrap CI of the score difference, Wilcoxon's signed-rank test on the
+// scores, McNemar's test on pass/fail, and Holm's correction over all pairs.
+func PairTests(entries []Entry) []PairTest {
+	var out []PairTest
+	for i := 0; i < len(entries); i++ {
+		for j := i + 1; j < len(entries); j++ {
+			a, b := entries[i], entries[j]
+			xs, ys := paired(a, b, taskScore)
+			pt := PairTest{A: a.Label(), B: b.Label(), N: len(xs), PScore: 1, PPass: 1}
+			if len(xs) > 0 {
+				pt.Diff = stats.PairedDiff(xs, ys, seed)
+				_, pt.PScore = stats.Wilcoxon(xs, ys)
+				var onlyA, onlyB int
+				pa, pb := paired(a, b, taskPass)
+				for k := range pa {
+					switch passA, passB := pa[k] >= 0.5, pb[k] >= 0.5; {
+					case passA && !passB:
+						onlyA++
+					case passB && !passA:
+						onlyB++
+					}
+				}
+				pt.PPass = stats.McNemar(onlyA, onlyB)
+			}
+			out = append(out, pt)
+		}
+	}
+	ps := make([]float64, len(out))
+	for i, p := range out {
+		ps[i] = p.PScore
+	}
+	for i, p := range stats.Holm(ps) {
+		out[i].PHolm = p
+		out[i].Verdict = verdict(out[i])
+	}
+	return out
+}
+
+func verdict(p PairTest) string {
+	switch {
+	case p.N == 0:
+		return fmt.Sprintf("%s and %s share no scored task", p.A, p.B)
+	case p.PHolm < alpha && p.Diff.Mean > 0:
+		return fmt.Sprintf("%s beats %s on these tasks (p = %s, n = %d)", p.A, p.B, fmtP(p.PHolm), p.N)
+	case p.PHolm < alpha && p.Diff.Mean < 0:
+		return fmt.Sprintf("%s beats %s on these tasks (p = %s, n = %d)", p.B, p.A, fmtP(p.PHolm), p.N)
+	}
+	return fmt.Sprintf("No significant difference between %s and %s (p = %s, n = %d)", p.A, p.B, fmtP(p.PHolm), p.N)
+}
+
+func fmtP(p float64) string {
+	if p < 0.001 {
+		return "< 0.001"
+	}
+	return fmt.Sprintf("%.3f", p)
+}
+
+// TaskRow is one task across the compared entries.
+type TaskRow struct {
+	TaskID   string              `json:"task_id"`
+	Category string              `json:"category"`
+	Results  []*store.TaskResult `json:"results"` // per entry; nil where the entry lacks the task
+	// Disagree: some entries pass the task and some fail it.
+	Disagree bool `json:"disagree"`
+	// Regressed: some entry scores lower than the baseline on it.
+	Regressed bool `json:"regressed"`
+}
+
+// TaskFilter narrows the task rows of a comparison.
+type TaskFilter struct {
+	Category     string
+	Disagreement bool
+	Regression   bool
+}
+
+// TaskRows lines up every task of the entries, filtered, in task-id order.
+func TaskRows(entries []Entry, baselines []int, f TaskFilter) []TaskRow {
+	seen := map[string]bool{}
+	var keys []string
+	for _, e := range entries {
+		for k := range e.Tasks {
+			if !seen[k] {
+				seen[k] = true
+				keys = append(keys, k)
+			}
+		}
+	}
+	slices.Sort(keys)
+	var out []TaskRow
+	for _, k := range keys {
+		row := TaskRow{TaskID: k, Results: make([]*store.TaskResult, len(entries))}
+		var pass, fail bool
+		for i, e := range entries {
+			r, ok := e.Tasks[k]
+			if !ok {
+				continue
+			}
+			row.Results[i] = &r
+			row.Category = cmp.Or(row.Category, r.Category)
+			if p, ok := taskPass(r); ok {
+				pass = pass || p >= 0.5
+				fail = fail || p < 0.5
+			}
+		}
+		row.Disagree = pass && fail
+		for i, r := range row.Results {
+			if i >= len(baselines) || baselines[i] < 0 || r == nil || r.Score == nil {
+				continue
+			}
+			if base := row.Results[baselines[i]]; base != nil && base.Score != nil && *r.Score < *base.Score-1e-9 {
+				row.Regressed = true
+			}
+		}
+		if (f.Category != "" && row.Category != f.Category) || (f.Disagreement && !row.Disagree) || (f.Regression && !row.Regressed) {
+			continue
+		}
+		out = append(out, row)
+	}
+	return out
+}
+
+// CategoryGrid is the entries' mean score per category.
+func CategoryGrid(entries []Entry) (cats []string, grid [][]float64) {
+	set := map[string]bool{}
+	for _, e := range entries {
+		for _, r := range e.Tasks {
+			set[r.Category] = true
+		}
+	}
+	for c := range set {
+		cats = append(cats, c)
+	}
+	slices.Sort(cats)
+	grid = make([][]float64, len(entries))
+	for i, e := range entries {
+		grid[i] = make([]float64, len(cats))
+		for j, c := range cats {
+			var sum, n float64
+			for _, r := range e.Tasks {
+				if r.Category == c && r.Score != nil {
+					sum += *r.Score
+					n++
+				}
+			}
+			grid[i][j] = math.NaN()
+			if n > 0 {
+				grid[i][j] = sum / n
+			}
+		}
+	}
+	return cats, grid
+}

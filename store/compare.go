@@ -1,0 +1,119 @@
+package store
+
+import (
+	"context"
+	"fmt"
+)
+
+// TaskResult is one target's result on one task of a run, averaged over repeats.
+type TaskResult struct {
+	RunTargetID int64    `json:"target_id"`
+	TaskKey     string   `json:"task_id" gorm:"column:task_key"`
+	Category    string   `json:"category"`
+	UseCase     string   `json:"usecase" gorm:"column:usecase"`
+	Items       int64    `json:"items"`
+	Scored      int64    `json:"scored"`
+	Passed      int64    `json:"passed"`
+	Score       *float64 `json:"score"` // mean over the repeats that were scored
+	MinScore    *float64 `json:"min_score"`
+	MaxScore    *float64 `json:"max_score"`
+	TimeMs      *float64 `json:"time_ms"`
+	TPS         *float64 `json:"tps"`
+	CostUSD     *float64 `json:"cost_usd" gorm:"column:cost_usd"`
+}
+
+// TaskResults lists every (target, task) result of a run, for statistics
+// over tasks: confidence intervals, paired tests and repeat consistency.
+func (s *Store) TaskResults(ctx context.Context, runID int64) ([]TaskResult, error) {
+	judges, err := s.RunJudges(ctx, runID)
+	if err != nil {
+		return nil, err
+	}
+	var out []TaskResult
+	err = s.conn(ctx).Table("items i").
+		Select(`i.run_target_id, rt.task_key, rt.category, rt.usecase, COUNT(*) AS items, COUNT(i.score) AS scored,
+			SUM(CASE WHEN i.score >= ? THEN 1 ELSE 0 END) AS passed, AVG(i.score) AS score, MIN(i.score) AS min_score,
+			MAX(i.score) AS max_score, AVG(i.time_ms) AS time_ms, AVG(i.tokens_per_s) AS tps, SUM(i.cost_usd) AS cost_usd`, PassThreshold(judges)).
+		Joins("JOIN run_tasks rt ON rt.id = i.run_task_id").
+		Where("i.run_id = ?", runID).
+		Group("i.run_target_id, rt.id, rt.task_key, rt.category, rt.usecase").
+		Order("i.run_target_id, rt.task_key").Scan(&out).Error
+	if err != nil {
+		return nil, fmt.Errorf("store: task results: %w", err)
+	}
+	return out, nil
+}
+
+// Answer is a target's answer to a task (its first repeat).
+type Answer struct {
+	ItemID      int64      `json:"item_id"`
+	RunTargetID int64      `json:"target_id"`
+	TaskKey     string     `json:"task_id" gorm:"column:task_key"`
+	Question    string     `json:"question"`
+	Response    *string    `json:"response"`
+	Score       *float64   `json:"score"`
+	Status      ItemStatus `json:"status"`
+}
+
+// Answers returns the first-repeat answers of a run to the given tasks.
+func (s *Store) Answers(ctx context.Context, runID int64, taskKeys []string) ([]Answer, error) {
+	var out []Answer
+	if len(taskKeys) == 0 {
+		return out, nil
+	}
+	err := s.conn(ctx).Table("items i").
+		Select("i.id AS item_id, i.run_target_id, rt.task_key, rt.question, i.response, i.score, i.status").
+		Joins("JOIN run_tasks rt ON rt.id = i.run_task_id").
+		Where("i.run_id = ? AND i.repeat_index = 1 AND rt.task_key IN ?", runID, taskKeys).
+		Order("i.id").Scan(&out).Error
+	if err != nil {
+		return nil, fmt.Errorf("store: answers: %w", err)
+	}
+	return out, nil
+}
+
+// JudgeProbe is what a judge's reliability card needs from one run: each
+// overall score with the length of the answer it judged, and the spread of
+// its scores on answers it judged more than once (identical text).
+type JudgeProbe struct {
+	Lengths []JudgeLength
+	Repeats []JudgeRepeat
+}
+
+// JudgeLength is one overall score and the judged answer's length in characters.
+type JudgeLength struct {
+	RunJudgeID int64
+	Score      float64
+	Length     int64
+}
+
+// JudgeRepeat is a judge's scores of one identical answer judged n times.
+type JudgeRepeat struct {
+	RunJudgeID int64
+	N          int64
+	MinScore   float64
+	MaxScore   float64
+}
+
+// JudgeProbes reads a run's judge scores for the reliability card.
+func (s *Store) JudgeProbes(ctx context.Context, runID int64) (*JudgeProbe, error) {
+	out := &JudgeProbe{}
+	err := s.conn(ctx).Table("scores sc").
+		Select("sc.run_judge_id, sc.score, LENGTH(COALESCE(i.response, '')) AS length").
+		Joins("JOIN items i ON i.id = sc.item_id").
+		Where("sc.run_id = ? AND sc.metric = 'score' AND sc.run_judge_id IS NOT NULL", runID).
+		Order("sc.id").Scan(&out.Lengths).Error
+	if err != nil {
+		return nil, fmt.Errorf("store: judge lengths: %w", err)
+	}
+	err = s.conn(ctx).Table("scores sc").
+		Select("sc.run_judge_id, COUNT(*) AS n, MIN(sc.score) AS min_score, MAX(sc.score) AS max_score").
+		Joins("JOIN items i ON i.id = sc.item_id").
+		Where("sc.run_id = ? AND sc.metric = 'score' AND sc.run_judge_id IS NOT NULL AND i.response IS NOT NULL", runID).
+		Group("sc.run_judge_id, i.run_task_id, i.response").
+		Having("COUNT(*) > 1").Scan(&out.Repeats).Error
+	if err != nil {
+		return nil, fmt.Errorf("store: judge repeats: %w", err)
+	}
+	return out, nil
+}
