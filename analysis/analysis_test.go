@@ -135,3 +135,31 @@ func TestReliabilityMarksBiasedJudge(t *testing.T) {
 		t.Errorf("biased judge %+v (want length, flips and self-consistency flagged)", cards[1])
 	}
 }
+
+func TestWordDiff(t *testing.T) {
+	ops, trunc := WordDiff("The capital is Paris.\nYes", "The capital city is Lyon.\nYes")
+	var got []string
+	for _, op := range ops {
+		got = append(got, op.Kind+op.Text)
+	}
+	want := []string{"=The capital ", "+city ", "=is ", "-Paris.\n", "+Lyon.\n", "=Yes"}
+	if strings.Join(got, "|") != strings.Join(want, "|") || trunc {
+		t.Errorf("diff %q", got)
+	}
+}
+
+// FuzzWordDiff: a diff always rebuilds both texts exactly.
+func FuzzWordDiff(f *testing.F) {
+	f.Add("a b c", "a c d")
+	f.Add("", "x")
+	f.Add("  lead\n\ttabs ", "lead tabs")
+	f.Fuzz(func(t *testing.T, a, b string) {
+		if len(a) > 2000 || len(b) > 2000 {
+			return
+		}
+		ops, _ := WordDiff(a, b)
+		if Joined(ops, "-") != a || Joined(ops, "+") != b {
+			t.Fatalf("diff of %q and %q does not rebuild them: %+v", a, b, ops)
+		}
+	})
+}

@@ -49,6 +49,9 @@ func (h *Handler) routes(e *echo.Echo) {
 
 	h.evalPages(e)
 
+	e.GET("/compare", h.showCompare)
+	e.GET("/compare/diff", h.showDiff)
+
 	e.GET("/runs", h.showRuns)
 	e.GET("/runs/new", h.newRun)
 	e.GET("/runs/new/target", h.newRunTarget)
@@ -100,6 +103,9 @@ func (h *Handler) routes(e *echo.Echo) {
 	api.DELETE("/judges/:judge", h.apiDeleteJudge)
 
 	api.PUT("/items/:item/grade", h.apiGradeItem)
+
+	api.GET("/compare", h.apiCompare)
+	api.GET("/compare/diff", h.apiDiff)
 
 	api.GET("/runs", h.apiListRuns)
 	api.POST("/runs", h.apiCreateRun)

@@ -117,3 +117,19 @@ func (s *Store) JudgeProbes(ctx context.Context, runID int64) (*JudgeProbe, erro
 	}
 	return out, nil
 }
+
+// ItemAnswer returns one item's answer with its task id.
+func (s *Store) ItemAnswer(ctx context.Context, itemID int64) (*Answer, error) {
+	var out []Answer
+	err := s.conn(ctx).Table("items i").
+		Select("i.id AS item_id, i.run_target_id, rt.task_key, rt.question, i.response, i.score, i.status").
+		Joins("JOIN run_tasks rt ON rt.id = i.run_task_id").
+		Where("i.id = ?", itemID).Scan(&out).Error
+	if err != nil {
+		return nil, fmt.Errorf("store: item answer: %w", err)
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("store: item answer: %w", &NotFoundError{What: "item", ID: itemID})
+	}
+	return &out[0], nil
+}
