@@ -8,6 +8,18 @@ import (
 	"tribunal/store"
 )
 
+// RunReport is the statistics of one run: each model's mean with its
+// confidence interval, paired tests between its models, repeat consistency
+// and the judges' reliability cards.
+type RunReport struct {
+	Entries     []EntryStats       `json:"entries"`
+	PairTests   []PairTest         `json:"pair_tests"`
+	Consistency []ModelConsistency `json:"consistency,omitempty"`
+	Judges      []Reliability      `json:"judges"`
+	// Distributions holds each model's per-task scores (by target id), for the distribution chart.
+	Distributions map[int64][]float64 `json:"-"`
+}
+
 // Consistency classes of a task answered several times.
 const (
 	AllPass      = "all_pass"

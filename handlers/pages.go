@@ -866,6 +866,9 @@ func (h *Handler) resultsView(ctx context.Context, run *store.Run, sum *store.Ru
 	}
 	rep := analysis.Agreements(run.Judges, rows)
 	v.Agreement = &rep
+	if v.Analysis, err = h.runAnalysis(ctx, run, rep); err != nil {
+		return v, err
+	}
 	return v, nil
 }
 

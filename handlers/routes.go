@@ -118,6 +118,8 @@ func (h *Handler) routes(e *echo.Echo) {
 	api.POST("/runs/:run/rerun", h.apiRerun)
 	api.GET("/runs/:run/scores", h.apiRunScores)
 	api.GET("/runs/:run/agreement", h.apiRunAgreement)
+	api.GET("/runs/:run/pairwise", h.apiRunPairwise)
+	api.GET("/runs/:run/analysis", h.apiRunAnalysis)
 	api.POST("/runs/:run/:action", h.apiRunAction)
 
 	api.Any("/*", func(c echo.Context) error {
