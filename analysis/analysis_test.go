@@ -163,3 +163,18 @@ func FuzzWordDiff(f *testing.F) {
 		}
 	})
 }
+
+// TestLargeSampleInterval: above bootstrapMax the normal interval stands in
+// for the bootstrap; both must agree on a large sample.
+func TestLargeSampleInterval(t *testing.T) {
+	xs := make([]float64, 5000)
+	for i := range xs {
+		xs[i] = float64((i * 7919) % 10)
+	}
+	normal := meanCI(xs)
+	boot := stats.MeanCI(xs, 1)
+	width := boot.Hi - boot.Lo
+	if normal.N != 5000 || math.Abs(normal.Mean-boot.Mean) > 1e-12 || math.Abs(normal.Lo-boot.Lo) > 0.1*width || math.Abs(normal.Hi-boot.Hi) > 0.1*width {
+		t.Errorf("normal %+v vs bootstrap %+v", normal, boot)
+	}
+}

@@ -58,6 +58,42 @@ type EntryStats struct {
 // seed fixes the bootstrap, so a page shows the same interval each time.
 const seed = 20261126
 
+// bootstrapMax is the most tasks a bootstrap interval is drawn over. Beyond
+// it the percentile bootstrap and the normal interval agree closely (the
+// central limit theorem), while the bootstrap's cost (2,000 resamples of n)
+// would dominate the page; larger samples get the normal interval.
+const bootstrapMax = 2000
+
+// meanCI is the mean with its 95 % interval: bootstrap over tasks, or normal for large n.
+func meanCI(xs []float64) stats.Estimate {
+	if len(xs) <= bootstrapMax {
+		return stats.MeanCI(xs, seed)
+	}
+	var sum, sq float64
+	for _, x := range xs {
+		sum += x
+	}
+	n := float64(len(xs))
+	m := sum / n
+	for _, x := range xs {
+		sq += (x - m) * (x - m)
+	}
+	half := 1.959964 * math.Sqrt(sq/(n-1)/n)
+	return stats.Estimate{Mean: m, Lo: m - half, Hi: m + half, N: len(xs)}
+}
+
+// pairedCI is the mean paired difference a−b with its 95 % interval.
+func pairedCI(a, b []float64) stats.Estimate {
+	if len(a) <= bootstrapMax {
+		return stats.PairedDiff(a, b, seed)
+	}
+	d := make([]float64, len(a))
+	for i := range a {
+		d[i] = a[i] - b[i]
+	}
+	return meanCI(d)
+}
+
 func taskScore(r store.TaskResult) (float64, bool) {
 	if r.Score == nil {
 		return 0, false
@@ -120,7 +156,7 @@ func Baselines(entries []Entry, baselineRun int64) []int {
 func Summarise(entries []Entry, baselines []int) []EntryStats {
 	out := make([]EntryStats, len(entries))
 	for i, e := range entries {
-		es := EntryStats{Entry: e, Score: stats.MeanCI(values(e, taskScore), seed), PassRate: stats.MeanCI(values(e, taskPass), seed)}
+		es := EntryStats{Entry: e, Score: meanCI(values(e, taskScore)), PassRate: meanCI(values(e, taskPass))}
 		var t, tps, cost, nt, ntps float64
 		var hasCost bool
 		for _, r := range e.Tasks {
@@ -151,7 +187,7 @@ func Summarise(entries []Entry, baselines []int) []EntryStats {
 		if i < len(baselines) && baselines[i] >= 0 {
 			a, b := paired(e, entries[baselines[i]], taskScore)
 			if len(a) > 0 {
-				d := stats.PairedDiff(a, b, seed)
+				d := pairedCI(a, b)
 				es.Delta = &d
 			}
 		}
@@ -208,7 +244,7 @@ func PairTests(entries []Entry) []PairTest {
 			xs, ys := paired(a, b, taskScore)
 			pt := PairTest{A: a.Label(), B: b.Label(), N: len(xs), PScore: 1, PPass: 1}
 			if len(xs) > 0 {
-				pt.Diff = stats.PairedDiff(xs, ys, seed)
+				pt.Diff = pairedCI(xs, ys)
 				_, pt.PScore = stats.Wilcoxon(xs, ys)
 				var onlyA, onlyB int
 				pa, pb := paired(a, b, taskPass)

@@ -30,6 +30,7 @@ type Handler struct {
 	engine    *engine.Engine
 	log       *slog.Logger
 	summaries summaryCache
+	analyses  runAnalyses
 }
 
 // New wires the handlers and registers their routes on a new Echo.

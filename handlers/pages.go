@@ -10,7 +10,6 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	"tribunal/analysis"
 	"tribunal/store"
 	"tribunal/views"
 )
@@ -857,18 +856,18 @@ func (h *Handler) retryJudgingPage(c echo.Context) error {
 	return redirect(c, fmt.Sprintf("/runs/%d", id))
 }
 
-// resultsView adds judge agreement (which moves with every grade, so it is never cached) to the aggregates.
+// resultsView adds judge agreement and the run's statistics to the aggregates.
 func (h *Handler) resultsView(ctx context.Context, run *store.Run, sum *store.RunSummary) (views.RunResultsView, error) {
 	v := views.RunResultsView{Run: run, Summary: sum}
-	rows, err := h.store.RunJudgeScores(ctx, run.ID)
+	prog, err := h.store.RunProgress(ctx, run.ID)
 	if err != nil {
 		return v, err
 	}
-	rep := analysis.Agreements(run.Judges, rows)
-	v.Agreement = &rep
-	if v.Analysis, err = h.runAnalysis(ctx, run, rep); err != nil {
+	a, err := h.cachedAnalysis(ctx, run, prog)
+	if err != nil {
 		return v, err
 	}
+	v.Agreement, v.Analysis = &a.agreement, a.report
 	return v, nil
 }
 

@@ -2,7 +2,9 @@ package handlers
 
 import (
 	"context"
+	"fmt"
 	"net/http"
+	"sync"
 
 	"github.com/labstack/echo/v4"
 
@@ -41,6 +43,49 @@ func (h *Handler) runAnalysis(ctx context.Context, run *store.Run, human analysi
 	return out, nil
 }
 
+// runAnalyses caches each run's statistics keyed by its item counts and
+// grades: while neither moves, neither do the statistics, so a finished
+// run's page computes them once.
+type runAnalyses struct {
+	mu sync.Mutex
+	m  map[int64]cachedAnalysis
+}
+
+type cachedAnalysis struct {
+	key       string
+	agreement analysis.Report
+	report    *analysis.RunReport
+}
+
+func (h *Handler) cachedAnalysis(ctx context.Context, run *store.Run, prog store.Progress) (cachedAnalysis, error) {
+	stamp, err := h.store.GradeStamp(ctx, run.ID)
+	if err != nil {
+		return cachedAnalysis{}, err
+	}
+	key := fmt.Sprint(prog.ByStatus) + "|" + stamp
+	h.analyses.mu.Lock()
+	c, ok := h.analyses.m[run.ID]
+	h.analyses.mu.Unlock()
+	if ok && c.key == key {
+		return c, nil
+	}
+	rows, err := h.store.RunJudgeScores(ctx, run.ID)
+	if err != nil {
+		return cachedAnalysis{}, err
+	}
+	c = cachedAnalysis{key: key, agreement: analysis.Agreements(run.Judges, rows)}
+	if c.report, err = h.runAnalysis(ctx, run, c.agreement); err != nil {
+		return cachedAnalysis{}, err
+	}
+	h.analyses.mu.Lock()
+	if h.analyses.m == nil || len(h.analyses.m) >= summaryCacheSize {
+		h.analyses.m = map[int64]cachedAnalysis{}
+	}
+	h.analyses.m[run.ID] = c
+	h.analyses.mu.Unlock()
+	return c, nil
+}
+
 func (h *Handler) apiRunAnalysis(c echo.Context) error {
 	id, err := pathID(c, "run")
 	if err != nil {
@@ -51,15 +96,15 @@ func (h *Handler) apiRunAnalysis(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	rows, err := h.store.RunJudgeScores(ctx, id)
+	prog, err := h.store.RunProgress(ctx, id)
 	if err != nil {
 		return err
 	}
-	out, err := h.runAnalysis(ctx, run, analysis.Agreements(run.Judges, rows))
+	a, err := h.cachedAnalysis(ctx, run, prog)
 	if err != nil {
 		return err
 	}
-	return c.JSON(http.StatusOK, out)
+	return c.JSON(http.StatusOK, a.report)
 }
 
 // judgeFlips is each judge's pairwise record; runs without pairwise judging have none.

@@ -29,15 +29,15 @@ func (s *Store) TaskResults(ctx context.Context, runID int64) ([]TaskResult, err
 	if err != nil {
 		return nil, err
 	}
+	// Group the items alone (walking the target/task index), then name the tasks.
 	var out []TaskResult
-	err = s.conn(ctx).Table("items i").
-		Select(`i.run_target_id, rt.task_key, rt.category, rt.usecase, COUNT(*) AS items, COUNT(i.score) AS scored,
-			SUM(CASE WHEN i.score >= ? THEN 1 ELSE 0 END) AS passed, AVG(i.score) AS score, MIN(i.score) AS min_score,
-			MAX(i.score) AS max_score, AVG(i.time_ms) AS time_ms, AVG(i.tokens_per_s) AS tps, SUM(i.cost_usd) AS cost_usd`, PassThreshold(judges)).
-		Joins("JOIN run_tasks rt ON rt.id = i.run_task_id").
-		Where("i.run_id = ?", runID).
-		Group("i.run_target_id, rt.id, rt.task_key, rt.category, rt.usecase").
-		Order("i.run_target_id, rt.task_key").Scan(&out).Error
+	err = s.conn(ctx).Raw(`SELECT g.*, rt.task_key, rt.category, rt.usecase FROM (
+			SELECT i.run_target_id, i.run_task_id, COUNT(*) AS items, COUNT(i.score) AS scored,
+				SUM(CASE WHEN i.score >= ? THEN 1 ELSE 0 END) AS passed, AVG(i.score) AS score, MIN(i.score) AS min_score,
+				MAX(i.score) AS max_score, AVG(i.time_ms) AS time_ms, AVG(i.tokens_per_s) AS tps, SUM(i.cost_usd) AS cost_usd
+			FROM items i WHERE i.run_id = ? GROUP BY i.run_target_id, i.run_task_id) g
+		JOIN run_tasks rt ON rt.id = g.run_task_id
+		ORDER BY g.run_target_id, rt.task_key`, PassThreshold(judges), runID).Scan(&out).Error
 	if err != nil {
 		return nil, fmt.Errorf("store: task results: %w", err)
 	}

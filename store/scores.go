@@ -154,3 +154,22 @@ func (s *Store) RunJudgeScores(ctx context.Context, runID int64) ([]JudgedGrade,
 	}
 	return out, nil
 }
+
+// GradeStamp changes whenever a grade of the run is added or changed: the
+// count of its grades and the latest change.
+func (s *Store) GradeStamp(ctx context.Context, runID int64) (string, error) {
+	var row struct {
+		N    int64
+		Last *string
+	}
+	err := s.conn(ctx).Model(&Grade{}).Select("COUNT(*) AS n, CAST(MAX(updated_at) AS TEXT) AS last").
+		Where("run_id = ?", runID).Scan(&row).Error
+	if err != nil {
+		return "", fmt.Errorf("store: grade stamp: %w", err)
+	}
+	last := ""
+	if row.Last != nil {
+		last = *row.Last
+	}
+	return fmt.Sprintf("%d@%s", row.N, last), nil
+}
