@@ -266,3 +266,30 @@ func (h *Handler) showDiff(c echo.Context) error {
 	}
 	return render(c, http.StatusOK, views.DiffPage(d.TaskID, d.Ops, d.Truncated))
 }
+
+func (h *Handler) collectionTrend(c echo.Context) error {
+	id, err := pathID(c, "collection")
+	if err != nil {
+		return err
+	}
+	pts, err := h.store.CollectionTrend(c.Request().Context(), id)
+	if err != nil {
+		return err
+	}
+	return render(c, http.StatusOK, views.CollectionTrend(pts))
+}
+
+func (h *Handler) apiCollectionTrend(c echo.Context) error {
+	id, err := pathID(c, "collection")
+	if err != nil {
+		return err
+	}
+	if _, err := h.store.Collection(c.Request().Context(), id); err != nil {
+		return err
+	}
+	pts, err := h.store.CollectionTrend(c.Request().Context(), id)
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, pts)
+}

@@ -49,6 +49,7 @@ func (h *Handler) routes(e *echo.Echo) {
 
 	h.evalPages(e)
 
+	e.GET("/collections/:collection/trend", h.collectionTrend)
 	e.GET("/compare", h.showCompare)
 	e.GET("/compare/diff", h.showDiff)
 
@@ -104,6 +105,7 @@ func (h *Handler) routes(e *echo.Echo) {
 
 	api.PUT("/items/:item/grade", h.apiGradeItem)
 
+	api.GET("/collections/:collection/trend", h.apiCollectionTrend)
 	api.GET("/compare", h.apiCompare)
 	api.GET("/compare/diff", h.apiDiff)
 

@@ -188,3 +188,44 @@ func TestUseCasesAndTagFilter(t *testing.T) {
 		}
 	})
 }
+
+func TestCollectionTrend(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, st *store.Store) {
+		ctx := context.Background()
+		run := makeRun(t, st, 2, 2)
+		for _, it := range items(t, st, run.ID) {
+			score := 4.0
+			if it.Model == "m1" {
+				score = 8
+			}
+			claimed, err := st.ClaimItems(ctx, store.ClaimParams{RunID: run.ID, From: store.ItemNew, To: store.ItemInProgress, WorkerID: "w", Lease: 60e9, Limit: 1})
+			if err != nil || len(claimed) != 1 {
+				t.Fatal(err)
+			}
+			if err := st.CompleteBenchmark(ctx, &claimed[0], store.BenchmarkResult{Request: "{}", Response: "r", Judged: false,
+				Scores: []store.Score{{Source: "check:contains", Metric: "check_contains", Score: score / 10}}}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if _, err := st.SetRunStatus(ctx, run.ID, store.RunFinished, store.RunRunning); err != nil {
+			t.Fatal(err)
+		}
+		pts, err := st.CollectionTrend(ctx, *run.Collections[0].CollectionID)
+		if err != nil || len(pts) != 2 {
+			t.Fatalf("trend %+v %v", pts, err)
+		}
+		// The run has a judge (scale 1–10): pass needs 5.5, which the 0–1 check scores never reach.
+		if *pts[0].Score != 0.4 || pts[0].Model != "m0" || *pts[1].Score != 0.8 || *pts[1].PassRate != 0 {
+			t.Errorf("trend points %+v %+v", pts[0], pts[1])
+		}
+	})
+}
+
+func items(t *testing.T, st *store.Store, runID int64) []store.ItemView {
+	t.Helper()
+	page, err := st.RunItems(context.Background(), runID, store.ItemFilter{PerPage: 500})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return page.Items
+}
