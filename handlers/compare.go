@@ -3,10 +3,12 @@ package handlers
 import (
 	"cmp"
 	"context"
+	"fmt"
 	"net/http"
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/labstack/echo/v4"
@@ -35,6 +37,18 @@ type CompareTask struct {
 	Question string    `json:"question"`
 	Answers  []*string `json:"answers"` // per entry, the first repeat's answer
 	ItemIDs  []int64   `json:"item_ids"`
+}
+
+// comparisonCache keeps the statistics of recent comparisons, keyed by the
+// runs, the baseline and the runs' item counts.
+type comparisonCache struct {
+	mu sync.Mutex
+	m  map[string]cachedComparison
+}
+
+type cachedComparison struct {
+	entries []analysis.EntryStats
+	tests   []analysis.PairTest
 }
 
 // maxCompareRuns bounds a comparison; each run adds a query and its models.
@@ -88,8 +102,28 @@ func (h *Handler) compare(ctx context.Context, ids []int64, baseline int64, f an
 		entries = append(entries, analysis.Entries(run, store.PassThreshold(run.Judges), results)...)
 	}
 	out.Baselines = analysis.Baselines(entries, baseline)
-	out.Entries = analysis.Summarise(entries, out.Baselines)
-	out.PairTests = analysis.PairTests(entries)
+	// The bootstrap dominates the cost; it moves only when the runs' items do.
+	cacheKey := fmt.Sprint(ids, baseline)
+	for _, run := range out.Runs {
+		prog, err := h.store.RunProgress(ctx, run.ID)
+		if err != nil {
+			return nil, err
+		}
+		cacheKey += fmt.Sprint(prog.ByStatus)
+	}
+	h.comparisons.mu.Lock()
+	cached, ok := h.comparisons.m[cacheKey]
+	h.comparisons.mu.Unlock()
+	if !ok {
+		cached = cachedComparison{entries: analysis.Summarise(entries, out.Baselines), tests: analysis.PairTests(entries)}
+		h.comparisons.mu.Lock()
+		if h.comparisons.m == nil || len(h.comparisons.m) >= summaryCacheSize {
+			h.comparisons.m = map[string]cachedComparison{}
+		}
+		h.comparisons.m[cacheKey] = cached
+		h.comparisons.mu.Unlock()
+	}
+	out.Entries, out.PairTests = cached.entries, cached.tests
 	if out.PairTests == nil {
 		out.PairTests = []analysis.PairTest{}
 	}

@@ -26,11 +26,12 @@ import (
 
 // Handler holds what every handler needs.
 type Handler struct {
-	store     *store.Store
-	engine    *engine.Engine
-	log       *slog.Logger
-	summaries summaryCache
-	analyses  runAnalyses
+	store       *store.Store
+	engine      *engine.Engine
+	log         *slog.Logger
+	summaries   summaryCache
+	analyses    runAnalyses
+	comparisons comparisonCache
 }
 
 // New wires the handlers and registers their routes on a new Echo.
