@@ -19,10 +19,12 @@ import (
 	"syscall"
 	"time"
 
+	"tribunal/cli"
 	"tribunal/engine"
 	"tribunal/handlers"
 	"tribunal/secret"
 	"tribunal/store"
+	"tribunal/watch"
 )
 
 // Config is everything read from flags and the environment, once.
@@ -42,6 +44,9 @@ type Config struct {
 }
 
 func main() {
+	if len(os.Args) > 1 && cli.Handles(os.Args[1]) {
+		os.Exit(cli.Main(os.Args[1:], os.Stdout, os.Stderr))
+	}
 	if err := run(os.Args[1:]); err != nil {
 		fmt.Fprintln(os.Stderr, "tribunal:", err)
 		os.Exit(1)
@@ -65,6 +70,12 @@ func parseConfig(args []string) (Config, error) {
 
   serve   (default) web UI, JSON API and engine
   worker  engine only: claims work from the shared PostgreSQL database
+
+  run FILE.yaml        run a benchmark headless (tribunal run -h)
+  validate FILE        check run files and task files
+  import FILE          import tasks (CSV, JSONL, YAML, promptfoo, MT-Bench, OpenAI evals)
+  export RUN_ID        write a run as csv, json or a self-contained html report
+  models PROVIDER      list a provider's models with prices
 
 Flags (each has an environment variable):
 `)
@@ -166,6 +177,8 @@ func run(args []string) error {
 	defer wg.Wait()
 	defer stopEngine() // runs first: the engine stops before we wait for it
 	wg.Go(func() { eng.Run(engineCtx) })
+	// Schedules, KPI values, alerts and their deliveries (package watch) run in every process.
+	wg.Go(func() { watch.New(watch.ConfigFromEnv(os.Getenv, "http://"+cfg.Addr), st, eng, log).Run(engineCtx) })
 
 	if cfg.WorkerOnly {
 		log.Info("worker running; stop with Ctrl-C")

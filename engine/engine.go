@@ -71,6 +71,8 @@ type runState struct {
 	judges  []panelJudge
 	options store.RunOptions
 	current *store.RunTarget
+	// pairwiseReady: this process has made the pairwise run's comparisons.
+	pairwiseReady bool
 }
 
 // activeTTL bounds how stale the cached list of active runs may be; claims
@@ -318,6 +320,9 @@ func (e *Engine) dispatch(ctx context.Context, run *store.Run) error {
 			return err
 		}
 		run.Phase = store.PhaseJudging
+	}
+	if run.Options.Pairwise {
+		return e.dispatchPairwise(ctx, run, rs)
 	}
 	return e.dispatchJudging(ctx, run, rs)
 }
@@ -590,7 +595,7 @@ func (e *Engine) benchmark(ctx context.Context, rs *runState, p *store.Provider,
 	record, _ := json.Marshal(requestRecord{Model: req.Model, Messages: req.Messages[:len(req.Messages)-1], Provider: w.Target.ProviderName, Settings: set})
 	res := store.BenchmarkResult{Request: string(record), Response: total.Text, TimeMs: total.Duration.Milliseconds(),
 		PromptTokens: total.PromptTokens, CompletionTokens: total.CompletionTokens, TokensPerS: total.TokensPerSecond(),
-		CostUSD: w.Target.Price.Cost(total.PromptTokens, total.CompletionTokens), Judged: len(rs.judges) > 0}
+		CostUSD: w.Target.Price.Cost(total.PromptTokens, total.CompletionTokens), Judged: len(rs.judges) > 0 && !rs.options.Pairwise}
 	if len(turns) > 1 {
 		b, _ := json.Marshal(answers)
 		list := string(b)
@@ -621,6 +626,11 @@ func (e *Engine) maybeFinish(ctx context.Context, run *store.Run) error {
 	}
 	if prog.Done() < prog.Total {
 		return nil // items wait for a retry time, or are in flight
+	}
+	if run.Options.Pairwise {
+		if wait, err := e.pairwisePending(ctx, run); err != nil || wait {
+			return err
+		}
 	}
 	if prog.Count(store.ItemCompleted) == 0 && prog.Total > 0 {
 		if err := e.store.FailRun(ctx, run.ID, "every item failed; see the failed items for reasons"); err != nil {

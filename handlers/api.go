@@ -213,7 +213,7 @@ func (h *Handler) apiDeleteTask(c echo.Context) error {
 // ---- collections ----
 
 func (h *Handler) apiListCollections(c echo.Context) error {
-	cs, err := h.store.Collections(c.Request().Context())
+	cs, err := h.store.CollectionsTagged(c.Request().Context(), c.QueryParam("tag"))
 	if err != nil {
 		return err
 	}

@@ -21,6 +21,8 @@ type RunJSON struct {
 	Progress ProgressJSON       `json:"progress"`
 	Current  *store.CurrentWork `json:"current,omitempty"`
 	Summary  *RunSummaryJSON    `json:"summary,omitempty"`
+	// KPIValues are the run's KPI values once it has finished (GET /api/runs/{id}).
+	KPIValues []store.RunKPI `json:"kpi_values,omitzero"`
 }
 
 // ProgressJSON counts a run's items.
@@ -71,6 +73,9 @@ func (h *Handler) runJSON(ctx context.Context, run *store.Run, detail bool) (*Ru
 	}
 	out.Summary = &RunSummaryJSON{Overall: sum.Overall, PerModel: sum.PerModel, PassThreshold: sum.PassThreshold,
 		Breakdown: sum.Breakdown, Models: sum.Models, BestOverall: sum.BestOverall, BestValue: sum.BestValue}
+	if out.KPIValues, err = h.runKPIValues(ctx, run.ID); err != nil {
+		return nil, err
+	}
 	return out, nil
 }
 
@@ -105,7 +110,7 @@ func (h *Handler) runFilter(c echo.Context) (store.RunFilter, error) {
 		store.RunFinished, store.RunFailed, store.RunCancelled}, st) {
 		return store.RunFilter{}, badRequest("status must be one of PENDING, RUNNING, PAUSED, FINISHED, FAILED, CANCELLED")
 	}
-	return store.RunFilter{Status: st, Page: page, PerPage: perPage}, nil
+	return store.RunFilter{Status: st, Tag: c.QueryParam("tag"), Page: page, PerPage: perPage}, nil
 }
 
 func (h *Handler) apiListRuns(c echo.Context) error {
@@ -260,8 +265,12 @@ func (h *Handler) apiExportRun(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	if f := c.QueryParam("format"); f != "" && f != "csv" {
-		return badRequest("format %q is not supported; use format=csv", f)
+	switch f := c.QueryParam("format"); f {
+	case "", "csv":
+	case "json", "html": // everything about the run, or its self-contained report (api_export.go)
+		return h.exportReport(c, []int64{id}, f)
+	default:
+		return badRequest("format %q is not supported; use format=csv, json or html", f)
 	}
 	run, err := h.store.Run(c.Request().Context(), id)
 	if err != nil {

@@ -298,7 +298,11 @@ func (h *Handler) tasksList(c echo.Context) (views.TasksList, error) {
 	if err != nil {
 		return views.TasksList{}, err
 	}
-	return views.TasksList{Query: f.Query, Category: f.Category, Categories: cats, Page: page}, nil
+	tags, err := h.store.AllTags(c.Request().Context())
+	if err != nil {
+		return views.TasksList{}, err
+	}
+	return views.TasksList{Query: f.Query, Category: f.Category, Categories: cats, Page: page, Tag: f.Tag, Tags: tags}, nil
 }
 
 func (h *Handler) showTasks(c echo.Context) error {
@@ -386,19 +390,24 @@ func (h *Handler) showCollections(c echo.Context) error {
 }
 
 func (h *Handler) renderCollections(c echo.Context, status int, form views.CollectionForm) error {
-	cs, err := h.store.Collections(c.Request().Context())
+	form.Filter = c.QueryParam("tag")
+	cs, err := h.store.CollectionsTagged(c.Request().Context(), form.Filter)
 	if err != nil {
+		return err
+	}
+	if form.AllTags, err = h.store.AllTags(c.Request().Context()); err != nil {
 		return err
 	}
 	return render(c, status, views.CollectionsPage(cs, form))
 }
 
 func (h *Handler) createCollection(c echo.Context) error {
-	in := store.CollectionInput{Name: c.FormValue("name"), Description: c.FormValue("description")}
+	tags := store.ParseTags(c.FormValue("tags"))
+	in := store.CollectionInput{Name: c.FormValue("name"), Description: c.FormValue("description"), Tags: &tags}
 	col, err := h.store.CreateCollection(withoutCancel(c), in)
 	if err != nil {
 		if status, msg, ok := formProblem(err); ok {
-			return h.renderCollections(c, status, views.CollectionForm{Name: in.Name, Desc: in.Description, Error: msg})
+			return h.renderCollections(c, status, views.CollectionForm{Name: in.Name, Desc: in.Description, Tags: c.FormValue("tags"), Error: msg})
 		}
 		return err
 	}
@@ -443,9 +452,9 @@ func (h *Handler) renderCollection(c echo.Context, status int, formErr string) e
 	if err != nil {
 		return err
 	}
-	form := views.CollectionForm{ID: id, Name: col.Name, Desc: col.Description, Error: formErr}
+	form := views.CollectionForm{ID: id, Name: col.Name, Desc: col.Description, Error: formErr, Tags: strings.Join(col.Tags, ", ")}
 	if formErr != "" {
-		form.Name, form.Desc = c.FormValue("name"), c.FormValue("description")
+		form.Name, form.Desc, form.Tags = c.FormValue("name"), c.FormValue("description"), c.FormValue("tags")
 	}
 	return render(c, status, views.CollectionPage(col, form, picker))
 }
@@ -468,6 +477,10 @@ func (h *Handler) renameCollection(c echo.Context) error {
 		return err
 	}
 	in := store.CollectionInput{Name: c.FormValue("name"), Description: c.FormValue("description")}
+	if form, _ := c.FormParams(); form.Has("tags") {
+		tags := store.ParseTags(form.Get("tags"))
+		in.Tags = &tags
+	}
 	if _, err := h.store.UpdateCollection(withoutCancel(c), id, in); err != nil {
 		if status, msg, ok := formProblem(err); ok {
 			return h.renderCollection(c, status, msg)
@@ -523,7 +536,10 @@ func (h *Handler) showRuns(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	l := views.RunsList{Status: string(f.Status), Page: page.Page, Pages: page.Pages(), Total: page.Total}
+	l := views.RunsList{Status: string(f.Status), Page: page.Page, Pages: page.Pages(), Total: page.Total, Tag: f.Tag}
+	if l.Tags, err = h.store.AllTags(c.Request().Context()); err != nil {
+		return err
+	}
 	for _, r := range page.Items {
 		prog, err := h.store.RunProgress(c.Request().Context(), r.ID)
 		if err != nil {
@@ -663,6 +679,9 @@ func runFormInput(c echo.Context) (store.RunInput, views.NewRunForm, error) {
 			in.CollectionIDs = append(in.CollectionIDs, id)
 		}
 	}
+	// The query picker and run tags (pages_import.go).
+	f.Pick, in.TaskSelection, in.TaskIDs, in.Tags, err = runPickInput(form)
+	keep(err)
 	return in, f, firstErr
 }
 

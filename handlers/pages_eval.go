@@ -574,7 +574,7 @@ func (h *Handler) gradingItem(ctx context.Context, run *store.Run, e store.Gradi
 		return nil, err
 	}
 	it := &views.GradingItem{ID: w.ID, Task: w.Task, Target: w.Target, Status: string(w.Status), Repeat: w.RepeatIndex,
-		Error: w.Error, Spread: e.Spread}
+		Repeats: run.Repeats, Error: w.Error, Spread: e.Spread}
 	if it.Grade, err = h.store.ItemGrade(ctx, w.ID); err != nil {
 		return nil, err
 	}

@@ -48,6 +48,8 @@ func (h *Handler) routes(e *echo.Echo) {
 	e.POST("/collections/:collection/delete", h.deleteCollection)
 
 	h.evalPages(e)
+	h.importRoutes(e)
+	h.watchRoutes(e)
 
 	e.GET("/collections/:collection/trend", h.collectionTrend)
 	e.GET("/compare", h.showCompare)

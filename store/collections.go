@@ -42,6 +42,8 @@ type CollectionInput struct {
 	Name        string     `json:"name"`
 	Description string     `json:"description"`
 	TaskIDs     *[]TaskRef `json:"task_ids"`
+	// Tags replace the collection's tags when sent (nil keeps them).
+	Tags *[]string `json:"tags"`
 }
 
 func (in *CollectionInput) normalize() error {
@@ -51,6 +53,13 @@ func (in *CollectionInput) normalize() error {
 		return invalid("name", "is required")
 	case len(in.Name) > 255:
 		return invalid("name", "is longer than 255 characters")
+	}
+	if in.Tags != nil {
+		tags, err := normTags("tags", *in.Tags)
+		if err != nil {
+			return err
+		}
+		in.Tags = &tags
 	}
 	return nil
 }
@@ -155,6 +164,9 @@ func (s *Store) CreateCollection(ctx context.Context, in CollectionInput) (*Coll
 	err := s.Transact(ctx, func(tx *Store) error {
 		now := s.now()
 		c := Collection{Name: in.Name, Description: in.Description, CreatedAt: now, UpdatedAt: now}
+		if in.Tags != nil {
+			c.Tags = *in.Tags
+		}
 		if err := tx.conn(ctx).Omit("TaskCount").Create(&c).Error; err != nil {
 			if errors.Is(err, gorm.ErrDuplicatedKey) {
 				return conflict("a collection named %q already exists", in.Name)
@@ -183,8 +195,11 @@ func (s *Store) UpdateCollection(ctx context.Context, id int64, in CollectionInp
 		return nil, err
 	}
 	err := s.Transact(ctx, func(tx *Store) error {
-		res := tx.conn(ctx).Model(&Collection{}).Where("id = ?", id).
-			Updates(map[string]any{"name": in.Name, "description": in.Description, "updated_at": s.now()})
+		updates := map[string]any{"name": in.Name, "description": in.Description, "updated_at": s.now()}
+		if in.Tags != nil {
+			updates["tags"] = TagList(*in.Tags)
+		}
+		res := tx.conn(ctx).Model(&Collection{}).Where("id = ?", id).Updates(updates)
 		if res.Error != nil {
 			if errors.Is(res.Error, gorm.ErrDuplicatedKey) {
 				return conflict("a collection named %q already exists", in.Name)

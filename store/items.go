@@ -60,10 +60,9 @@ func (s *Store) ClaimItems(ctx context.Context, p ClaimParams) ([]Item, error) {
 			}
 			if s.dialect == SQLite {
 				// PostgreSQL counts inside the claim statement below.
-				var inflight int64
-				if err := tx.conn(ctx).Model(&Item{}).Where("slot_key = ? AND status IN ?", p.SlotKey,
-					[]ItemStatus{ItemInProgress, ItemJudging}).Count(&inflight).Error; err != nil {
-					return fmt.Errorf("store: count slot: %w", err)
+				inflight, err := tx.slotInUse(ctx, p.SlotKey) // items and pairwise comparisons
+				if err != nil {
+					return err
 				}
 				limit = min(limit, p.SlotLimit-int(inflight))
 				if limit <= 0 {
@@ -89,8 +88,8 @@ func (s *Store) ClaimItems(ctx context.Context, p ClaimParams) ([]Item, error) {
 		args = append(args, limit)
 		if s.dialect == Postgres && p.SlotLimit > 0 {
 			// Under the slot's advisory lock, this statement's snapshot sees every committed claim.
-			limitExpr = "GREATEST(0, LEAST(?, ? - (SELECT COUNT(*) FROM items WHERE slot_key = ? AND status IN ('IN_PROGRESS', 'JUDGING'))))"
-			args = append(args, p.SlotLimit, p.SlotKey)
+			limitExpr = "GREATEST(0, LEAST(?, ? - (" + slotInflightSQL + ")))" // items and pairwise comparisons
+			args = append(args, p.SlotLimit, p.SlotKey, p.SlotKey)
 		}
 		return tx.conn(ctx).Raw(`UPDATE items SET status = ?, worker_id = ?, slot_key = ?, claimed_at = ?, lease_until = ?,
 				attempts = attempts + 1, last_attempt_at = ?, updated_at = ?
@@ -330,8 +329,9 @@ func (s *Store) SetWarmup(ctx context.Context, targetID int64, status, reason st
 }
 
 // RescueExpired returns items whose lease ran out (their worker died) to the
-// state they were claimed from, so another worker picks them up. Its WHERE
-// is the lease index's own predicate, so both databases use that index.
+// state they were claimed from, and such pairwise comparisons to NEW, so
+// another worker picks them up; it reports how many it freed. Each WHERE is
+// its lease index's own predicate, so both databases use that index.
 func (s *Store) RescueExpired(ctx context.Context) (int64, error) {
 	now := s.now()
 	res := s.conn(ctx).Exec(`UPDATE items SET
@@ -341,7 +341,8 @@ func (s *Store) RescueExpired(ctx context.Context) (int64, error) {
 	if res.Error != nil {
 		return 0, fmt.Errorf("store: rescue items: %w", res.Error)
 	}
-	return res.RowsAffected, nil
+	n, err := s.rescueComparisons(ctx, now)
+	return res.RowsAffected + n, err
 }
 
 // Progress counts a run's items by status.

@@ -93,6 +93,7 @@ type Collection struct {
 	Name        string    `json:"name"`
 	Description string    `json:"description"`
 	TaskCount   int64     `json:"task_count" gorm:"->;-:migration"`
+	Tags        TagList   `json:"tags"`
 	CreatedAt   time.Time `json:"created_at"`
 	UpdatedAt   time.Time `json:"updated_at"`
 }
@@ -141,6 +142,7 @@ type Run struct {
 	SourceRunID *int64     `json:"source_run_id"`
 	ScheduleID  *int64     `json:"schedule_id"`
 	Error       string     `json:"error"`
+	Tags        TagList    `json:"tags"`
 	Snapshot    string     `json:"-"`
 	CreatedAt   time.Time  `json:"created_at"`
 	UpdatedAt   time.Time  `json:"updated_at"`
@@ -181,6 +183,7 @@ type RunTarget struct {
 	ProviderName string         `json:"provider"`
 	Model        string         `json:"model"`
 	Settings     TargetSettings `json:"settings" gorm:"serializer:json"`
+	Tags         TagList        `json:"tags"`
 	WarmupStatus string         `json:"warmup_status"`
 	WarmupError  string         `json:"warmup_error,omitempty"`
 	WarmupWorker string         `json:"-"`
@@ -391,6 +394,8 @@ type RunOptions struct {
 	Weights map[string]float64 `json:"weights,omitempty"`
 	// SystemPrompt applies to every task that has none of its own.
 	SystemPrompt string `json:"system_prompt,omitempty"`
+	// Pairwise judges answers in pairs (engine/pairwise.go) instead of one by one.
+	Pairwise bool `json:"pairwise,omitempty"`
 }
 
 // MetricOn reports whether the run scores metric name.

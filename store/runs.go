@@ -15,6 +15,8 @@ type ModelRef struct {
 	ProviderID int64          `json:"provider_id"`
 	Model      string         `json:"model"`
 	Settings   TargetSettings `json:"settings"`
+	// Tags label a target (a model under test); judges ignore them.
+	Tags []string `json:"tags,omitempty"`
 }
 
 // RunInput is what a user sends to start a run.
@@ -34,6 +36,16 @@ type RunInput struct {
 	ScheduleID   *int64             `json:"-"`
 	// Snapshot is filled by the engine: what decides the run's scores, as JSON.
 	Snapshot string `json:"-"`
+	// Pairwise asks the judges to compare the targets' answers in pairs
+	// (both orders) and ranks the targets by Bradley–Terry, instead of
+	// scoring each answer; it needs two targets or more and a judge.
+	Pairwise bool `json:"pairwise,omitempty"`
+	// Tags label the run.
+	Tags []string `json:"tags,omitempty"`
+	// TaskSelection picks N of the collections' tasks (top, bottom or
+	// random with a seed); TaskIDs hand-picks them. Neither: all tasks.
+	TaskSelection *TaskSelection `json:"task_selection,omitempty"`
+	TaskIDs       []TaskRef      `json:"task_ids,omitempty"`
 }
 
 // maxRepeats bounds repeat runs; pass@k needs a handful, not thousands.
@@ -52,6 +64,9 @@ func (in *RunInput) normalize() error {
 	}
 	if in.Repeats == 0 {
 		in.Repeats = 1
+	}
+	if err := in.normalizeSelection(); err != nil {
+		return err
 	}
 	if in.Repeats < 1 || in.Repeats > maxRepeats {
 		return invalid("repeats", "must be within 1…%d", maxRepeats)
@@ -121,6 +136,12 @@ func (in *RunInput) normalize() error {
 			return invalid(fmt.Sprintf("targets[%d]", i), "model %q of provider %d is listed twice", t.Model, t.ProviderID)
 		}
 		seen[k] = true
+	}
+	if in.Pairwise && len(in.Targets) < 2 {
+		return invalid("targets", "pairwise judging compares models: pick at least two")
+	}
+	if in.Pairwise && in.Judge == nil && len(in.JudgeIDs) == 0 {
+		return invalid("judge.provider_id", "pairwise judging needs a judge or a panel (judge_ids)")
 	}
 	if len(in.CollectionIDs) == 0 {
 		return invalid("collection_ids", "pick at least one collection")
@@ -198,7 +219,7 @@ func (s *Store) CreateRun(ctx context.Context, in RunInput) (*Run, error) {
 			}
 			pid := t.ProviderID
 			targets[i] = RunTarget{Position: i, ProviderID: &pid, ProviderName: p.Name, Model: t.Model,
-				Settings: t.Settings, WarmupStatus: WarmupPending, Price: pr}
+				Settings: t.Settings, Tags: t.Tags, WarmupStatus: WarmupPending, Price: pr}
 		}
 		var cols []Collection
 		if err := tx.conn(ctx).Where("id IN ?", in.CollectionIDs).Order("id").Find(&cols).Error; err != nil {
@@ -219,7 +240,7 @@ func (s *Store) CreateRun(ctx context.Context, in RunInput) (*Run, error) {
 		now := s.now()
 		run := Run{Name: in.Name, Status: RunPending, Phase: PhaseBenchmarking, TriggeredBy: in.TriggeredBy,
 			Snapshot: in.Snapshot, Repeats: in.Repeats, ScheduleID: in.ScheduleID, CreatedAt: now, UpdatedAt: now,
-			Options: RunOptions{Metrics: in.Metrics, Weights: in.Weights, SystemPrompt: in.SystemPrompt}}
+			Options: RunOptions{Metrics: in.Metrics, Weights: in.Weights, SystemPrompt: in.SystemPrompt, Pairwise: in.Pairwise}, Tags: in.Tags}
 		if err := tx.conn(ctx).Omit("Targets", "Judges", "Collections").Create(&run).Error; err != nil {
 			return fmt.Errorf("store: create run: %w", err)
 		}
@@ -249,13 +270,9 @@ func (s *Store) CreateRun(ctx context.Context, in RunInput) (*Run, error) {
 				return fmt.Errorf("store: create run judges: %w", err)
 			}
 		}
-		// Freeze the tasks: each task once, even when it sits in several collections.
-		err = tx.conn(ctx).Exec(`INSERT INTO run_tasks (run_id, task_id, `+runTaskColumns+`)
-			SELECT ?, t.id, `+prefixed("t.", runTaskColumns)+`
-			FROM tasks t WHERE t.id IN (SELECT task_id FROM collection_tasks WHERE collection_id IN ?)
-			ORDER BY t.task_key`, run.ID, in.CollectionIDs).Error
-		if err != nil {
-			return fmt.Errorf("store: freeze run tasks: %w", err)
+		// Freeze the tasks (all, or those the query picker chose; see selection.go).
+		if err := tx.freezeTasks(ctx, run.ID, in); err != nil {
+			return err
 		}
 		return tx.createItems(ctx, run.ID, in.Repeats, now)
 	})
@@ -471,6 +488,7 @@ func (s *Store) Run(ctx context.Context, id int64) (*Run, error) {
 // RunFilter narrows and pages the run list.
 type RunFilter struct {
 	Status  RunStatus
+	Tag     string // runs carrying this tag
 	Page    int
 	PerPage int
 }
@@ -482,6 +500,7 @@ func (s *Store) Runs(ctx context.Context, f RunFilter) (Page[Run], error) {
 	if f.Status != "" {
 		q = q.Where("status = ?", f.Status)
 	}
+	q = withTag(q, "tags", f.Tag)
 	out := Page[Run]{Page: page, PerPage: perPage, Items: []Run{}}
 	if err := q.Count(&out.Total).Error; err != nil {
 		return out, fmt.Errorf("store: count runs: %w", err)
@@ -490,6 +509,7 @@ func (s *Store) Runs(ctx context.Context, f RunFilter) (Page[Run], error) {
 	if f.Status != "" {
 		q = q.Where("status = ?", f.Status)
 	}
+	q = withTag(q, "runs.tags", f.Tag)
 	if err := q.Order("id DESC").Offset((page - 1) * perPage).Limit(perPage).Find(&out.Items).Error; err != nil {
 		return out, fmt.Errorf("store: list runs: %w", err)
 	}
@@ -601,7 +621,7 @@ func (s *Store) RerunRun(ctx context.Context, sourceID int64, triggeredBy, snaps
 		now := s.now()
 		srcID := src.ID
 		run := Run{Name: src.Name + " (re-run)", Status: RunPending, Phase: PhaseBenchmarking, TriggeredBy: triggeredBy,
-			Snapshot: snapshot, Repeats: max(src.Repeats, 1), Options: src.Options, SourceRunID: &srcID, CreatedAt: now, UpdatedAt: now}
+			Snapshot: snapshot, Repeats: max(src.Repeats, 1), Options: src.Options, Tags: src.Tags, SourceRunID: &srcID, CreatedAt: now, UpdatedAt: now}
 		if err := tx.conn(ctx).Omit("Targets", "Judges", "Collections").Create(&run).Error; err != nil {
 			return fmt.Errorf("store: rerun: %w", err)
 		}

@@ -1,0 +1,127 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"tribunal/importer"
+	"tribunal/store"
+)
+
+const importUsage = `Usage: tribunal import FILE... [--collection NAME] [--format FORMAT] [--tags a,b]
+
+Imports tasks from CSV, JSONL, YAML task definitions, promptfoo configs,
+MT-Bench question.jsonl or OpenAI-evals JSONL (detected from the name and
+content, or --format). All or nothing: when any row of any file is bad,
+nothing is imported and every bad row is listed. A task whose task_id exists
+already is updated, not duplicated; the summary says which.
+`
+
+func (e *env) importTasks(args []string) error {
+	fs := newFlagSet("import", importUsage, e.stderr)
+	var db dbFlags
+	e.addDBFlags(fs, &db)
+	collection := fs.String("collection", "", "add the tasks to this collection (created when missing)")
+	format := fs.String("format", "", "csv, jsonl, yaml, promptfoo, mtbench or openai_evals (default: detected)")
+	tags := fs.String("tags", "", "comma-separated tags for the collection")
+	dryRun := fs.Bool("dry-run", false, "check and report what would change, without writing")
+	asJSON := fs.Bool("json", false, "print the result as JSON")
+	files, err := parseFlags(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(files) == 0 {
+		fs.Usage()
+		return usageErr("name a file to import")
+	}
+	if *format != "" && !slices.Contains(importer.Formats, importer.Format(*format)) {
+		return usageErr("--format %q: use one of csv, jsonl, yaml, promptfoo, mtbench, openai_evals", *format)
+	}
+	var all []store.TaskInput
+	type source struct {
+		path   string
+		format importer.Format
+		n      int
+	}
+	var sources []source
+	bad := 0
+	for _, path := range files {
+		data, err := os.ReadFile(path)
+		if err != nil {
+			fmt.Fprintf(e.stderr, "%s: cannot read: %v\n", path, errors.Unwrap(err))
+			bad++
+			continue
+		}
+		tasks, err := importer.Parse(filepath.Base(path), data, importer.Format(*format))
+		if err != nil {
+			bad += e.printImportErrors(path, err)
+			continue
+		}
+		f := importer.Format(*format)
+		if f == "" {
+			f, _ = importer.Detect(path, data)
+		}
+		sources = append(sources, source{path, f, len(tasks)})
+		all = append(all, tasks...)
+	}
+	if bad > 0 {
+		return usageErr("%d problem(s); nothing was imported", bad)
+	}
+	ctx := context.Background()
+	st, err := e.openStore(ctx, db)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	res, err := st.UpsertTasks(ctx, store.ImportInput{Tasks: all, Collection: *collection,
+		CollectionTags: store.ParseTags(*tags), DryRun: *dryRun})
+	if err != nil {
+		var ve *store.ValidationError
+		if errors.As(err, &ve) {
+			return usageErr("nothing was imported: %s", ve.Error())
+		}
+		return storeError(err)
+	}
+	if *asJSON {
+		enc := json.NewEncoder(e.stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(res)
+	}
+	verb := "Imported"
+	if *dryRun {
+		verb = "Would import"
+	}
+	var from []string
+	for _, s := range sources {
+		from = append(from, fmt.Sprintf("%s (%s, %d)", s.path, s.format, s.n))
+	}
+	fmt.Fprintf(e.stdout, "%s %s from %s: %d created, %d updated\n", verb, plural(len(all), "task"), strings.Join(from, ", "), res.Created, res.Updated)
+	if res.Updated > 0 {
+		fmt.Fprintf(e.stdout, "  updated (their task_id existed): %s\n", listSome(res.UpdatedIDs, 20))
+	}
+	if res.Created > 0 {
+		fmt.Fprintf(e.stdout, "  created: %s\n", listSome(res.CreatedIDs, 20))
+	}
+	if c := res.Collection; c != nil {
+		state := "now"
+		if res.CollectionCreated {
+			state = "new collection, now"
+		}
+		fmt.Fprintf(e.stdout, "  collection %q (%s %d tasks)\n", c.Name, state, c.TaskCount)
+	}
+	return nil
+}
+
+// listSome joins up to n names and says how many more there are.
+func listSome(ids []string, n int) string {
+	if len(ids) <= n {
+		return strings.Join(ids, ", ")
+	}
+	return strings.Join(ids[:n], ", ") + fmt.Sprintf(" and %d more", len(ids)-n)
+}

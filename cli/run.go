@@ -1,0 +1,824 @@
+package cli
+
+import (
+	"bytes"
+	"cmp"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"text/tabwriter"
+	"time"
+
+	"golang.org/x/term"
+
+	"tribunal/engine"
+	"tribunal/report"
+	"tribunal/runfile"
+	"tribunal/store"
+)
+
+const runUsage = `Usage: tribunal run FILE.yaml [--out DIR] [--database-url URL]
+       tribunal run --resume RUN_ID [FILE.yaml] [--out DIR]
+
+Runs a whole benchmark headless from a run file (see README, "Run files"):
+it saves the file's providers and tasks, starts the run (which shows in the
+UI like any other), shows a progress bar per phase, prints a table per model,
+writes results to --out (results.csv, results.json, report.html,
+summary.json), and exits 0 when every gate of the file holds, 1 when a gate
+fails, 2 for a usage or validation error, 3 when the run failed. Ctrl-C
+pauses the run (exit 130); --resume RUN_ID continues it, with the file's
+gates when FILE is given.
+`
+
+func (e *env) run(args []string) error {
+	fs := newFlagSet("run", runUsage, e.stderr)
+	var db dbFlags
+	e.addDBFlags(fs, &db)
+	out := fs.String("out", "", "write results.csv, results.json, report.html and summary.json here (default: out: in the file; none without)")
+	resume := fs.Int64("resume", 0, "continue this run (paused with Ctrl-C, or left by a crash) instead of starting one")
+	name := fs.String("name", "", "the run's name (default: name: in the file, else the file's name)")
+	tags := fs.String("tags", "", "more run tags, comma-separated")
+	mode := fs.String("progress", "auto", "auto (bars on a terminal, plain lines otherwise), bars, plain or none")
+	interval := fs.Duration("progress-interval", 10*time.Second, "how often plain progress lines are printed")
+	maxInFlight := fs.Int("max-in-flight", e.envInt("TRIBUNAL_MAX_IN_FLIGHT", 64), "provider calls at once in this process (TRIBUNAL_MAX_IN_FLIGHT)")
+	timeout := fs.Duration("timeout", 0, "cancel the run and exit 3 when it takes longer than this (0: no limit)")
+	pos, err := parseFlags(fs, args)
+	if err != nil {
+		return err
+	}
+	switch {
+	case len(pos) > 1:
+		return usageErr("one run file at a time (got %s)", strings.Join(pos, " "))
+	case len(pos) == 0 && *resume == 0:
+		fs.Usage()
+		return usageErr("name a run file, or --resume RUN_ID")
+	}
+	switch *mode {
+	case "auto", "bars", "plain", "none":
+	default:
+		return usageErr("--progress %q: use auto, bars, plain or none", *mode)
+	}
+	var f *runfile.File
+	if len(pos) == 1 {
+		if f, err = runfile.Load(pos[0], e.lookup); err != nil {
+			n := e.printProblems(err)
+			return usageErr("%s: %s; nothing was run", pos[0], plural(n, "problem"))
+		}
+	}
+	outDir := *out
+	if outDir == "" && f != nil && f.Out != "" {
+		outDir = f.Out
+		if !filepath.IsAbs(outDir) {
+			outDir = filepath.Join(f.Dir, outDir)
+		}
+	}
+
+	tty := false
+	if fd, ok := e.stderr.(*os.File); ok {
+		tty = term.IsTerminal(int(fd.Fd())) && e.getenv("TERM") != "dumb"
+	}
+	switch *mode {
+	case "bars":
+		tty = true
+	case "plain", "none":
+		tty = false
+	}
+	prog := newProgress(e.stderr, tty, max(*interval, time.Second))
+	if *mode == "none" {
+		prog.w = io.Discard
+	}
+	db.logLevel = cmp.Or(db.logLevel, "warn")
+	log, err := db.logger(lineWriter{prog})
+	if err != nil {
+		return err
+	}
+
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	bg := context.Background()
+	st, err := e.openStore(bg, db)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	broker := engine.NewBroker()
+	eng := engine.New(engine.Config{MaxInFlight: max(*maxInFlight, 1)}, st, broker, log)
+
+	var run *store.Run
+	if *resume != 0 {
+		if run, err = st.Run(bg, *resume); err != nil {
+			return storeError(err)
+		}
+		switch run.Status {
+		case store.RunPaused:
+			if run, err = eng.Resume(bg, run.ID); err != nil {
+				return storeError(err)
+			}
+			fmt.Fprintf(e.stderr, "Resuming run %d %q\n", run.ID, run.Name)
+		case store.RunPending, store.RunRunning:
+			fmt.Fprintf(e.stderr, "Continuing run %d %q (%s)\n", run.ID, run.Name, run.Status)
+		default:
+			fmt.Fprintf(e.stderr, "Run %d %q is %s already; reporting it\n", run.ID, run.Name, run.Status)
+		}
+	} else {
+		if run, err = e.startRun(bg, st, eng, f, *name, store.ParseTags(*tags)); err != nil {
+			return err
+		}
+	}
+
+	if run.Active() {
+		if err := e.follow(ctx, stop, st, eng, broker, prog, run, f, *timeout); err != nil {
+			return err
+		}
+	}
+	return e.finish(bg, st, run.ID, f, outDir)
+}
+
+// lineWriter sends log lines through the progress display, above the bars.
+type lineWriter struct{ p *progress }
+
+func (l lineWriter) Write(b []byte) (int, error) {
+	for _, line := range strings.Split(strings.TrimRight(string(b), "\n"), "\n") {
+		l.p.event(line)
+	}
+	return len(b), nil
+}
+
+// follow runs the engine in process until the run ends, drawing progress.
+// Ctrl-C pauses the run and returns an ExitInterrupted error.
+func (e *env) follow(ctx context.Context, stop func(), st *store.Store, eng *engine.Engine, broker *engine.Broker,
+	prog *progress, run *store.Run, f *runfile.File, timeout time.Duration) error {
+	bg := context.Background()
+	engCtx, stopEngine := context.WithCancel(bg)
+	var wg sync.WaitGroup
+	wg.Go(func() { eng.Run(engCtx) })
+	stopped := false
+	stopAll := func() {
+		if !stopped {
+			stopped = true
+			stopEngine()
+			wg.Wait() // calls in flight hand their items back
+		}
+	}
+	defer stopAll()
+	eng.Refresh()
+
+	sub, unsub := broker.Subscribe(run.ID)
+	defer unsub()
+	tick := time.NewTicker(250 * time.Millisecond)
+	defer tick.Stop()
+	var deadline <-chan time.Time
+	if timeout > 0 {
+		t := time.NewTimer(timeout)
+		defer t.Stop()
+		deadline = t.C
+	}
+	var lastLog int64
+	if logs, err := st.LastRunLogs(bg, run.ID, 1); err == nil && len(logs) > 0 {
+		lastLog = logs[len(logs)-1].ID
+	}
+	judged := len(run.Judges) > 0
+	start := time.Now()
+	if run.StartedAt != nil {
+		start = *run.StartedAt
+	}
+	for {
+		select {
+		case <-ctx.Done():
+			stop() // a second Ctrl-C ends the process at once
+			prog.event(fmt.Sprintf("Interrupted: pausing run %d (the calls in flight are handed back)…", run.ID))
+			if _, err := eng.Pause(bg, run.ID); err != nil && !errors.Is(err, store.ErrConflict) {
+				stopAll()
+				return failErr("pause run %d: %v", run.ID, err)
+			}
+			stopAll()
+			prog.finish()
+			file := ""
+			if f != nil {
+				file = " " + f.Path
+			}
+			fmt.Fprintf(e.stderr, "Run %d is paused. Continue it with:\n  tribunal run --resume %d%s\n", run.ID, run.ID, file)
+			return &exitError{code: ExitInterrupted}
+		case <-deadline:
+			prog.event(fmt.Sprintf("Run %d took longer than --timeout %s: cancelling it", run.ID, timeout))
+			eng.Cancel(bg, run.ID)
+			stopAll()
+			prog.finish()
+			return failErr("run %d cancelled after --timeout %s", run.ID, timeout)
+		case <-sub:
+		case <-tick.C:
+		}
+		cur, err := st.Run(bg, run.ID)
+		if err != nil {
+			return failErr("%v", err)
+		}
+		p, err := st.RunProgress(bg, run.ID)
+		if err != nil {
+			return failErr("%v", err)
+		}
+		work, _ := st.RunCurrent(bg, run.ID)
+		model := ""
+		if work == nil && cur.Phase == store.PhaseBenchmarking {
+			if t, _ := st.NextTarget(bg, run.ID); t != nil {
+				model = "next: " + t.Label()
+			}
+		}
+		logs, _ := st.RunLogs(bg, run.ID, lastLog, 500)
+		for _, l := range logs {
+			lastLog = max(lastLog, l.ID)
+			if l.Level == store.LogError {
+				line := "✗ " + l.Message
+				if l.Detail != "" {
+					line += ": " + oneLine(l.Detail, 300)
+				}
+				prog.event(line)
+			}
+		}
+		elapsed := time.Since(start)
+		if cur.FinishedAt != nil && cur.StartedAt != nil {
+			elapsed = cur.FinishedAt.Sub(*cur.StartedAt)
+		}
+		prog.update(snapshot{Status: cur.Status, Phase: cur.Phase, Progress: p, Current: work, Judged: judged, Model: model,
+			Elapsed: elapsed, Finishing: !cur.Active()})
+		if !cur.Active() {
+			prog.finish()
+			return nil
+		}
+	}
+}
+
+func oneLine(s string, n int) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if len(s) > n {
+		s = s[:n] + "…"
+	}
+	return s
+}
+
+// finish prints the table per model, checks the gates, writes the results
+// and picks the exit code.
+func (e *env) finish(ctx context.Context, st *store.Store, runID int64, f *runfile.File, outDir string) error {
+	run, err := st.Run(ctx, runID)
+	if err != nil {
+		return failErr("%v", err)
+	}
+	sum, err := st.RunSummary(ctx, runID, 0)
+	if err != nil {
+		return failErr("%v", err)
+	}
+	b, err := st.RunBreakdown(ctx, runID)
+	if err != nil {
+		return failErr("%v", err)
+	}
+	models := store.OverallScores(b, run.Judges, run.Options.Weights, sum.PerModel)
+	bestOverall, bestValue := store.Best(models)
+	metrics, err := st.RunMetricValues(ctx, runID)
+	if err != nil {
+		return failErr("%v", err)
+	}
+	took := ""
+	if run.StartedAt != nil && run.FinishedAt != nil {
+		took = " in " + run.FinishedAt.Sub(*run.StartedAt).Round(100*time.Millisecond).String()
+	}
+	o := sum.Overall
+	fmt.Fprintf(e.stdout, "\nRun %d %q %s%s: %d items, %d completed, %d failed\n\n", run.ID, run.Name, run.Status, took, o.Items, o.Completed, o.Failed)
+	overall := map[int64]*float64{}
+	for _, m := range models {
+		overall[m.RunTargetID] = m.Overall
+	}
+	tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "MODEL\tSCORE\tPASS RATE\tMEAN TIME\tTOKENS/S\tCOST\tOVERALL\tFAILED\t")
+	for _, pm := range sum.PerModel {
+		note := ""
+		if pm.TargetID == bestOverall {
+			note = "best overall"
+		}
+		if pm.TargetID == bestValue {
+			note = strings.TrimPrefix(note+", best value", ", ")
+		}
+		cost := pm.CostUSD
+		fmt.Fprintf(tw, "%s / %s\t%s\t%s\t%s\t%s\t%s\t%s\t%d\t%s\n", pm.Provider, pm.Model, num(pm.AvgScore, 2), pct(pm.PassRate),
+			ms(pm.AvgTimeMs), num(pm.AvgTPS, 1), usd(cost), num(overall[pm.TargetID], 1), pm.Failed, note)
+	}
+	tw.Flush()
+	if o.JudgeCostUSD != nil && *o.JudgeCostUSD > 0 {
+		fmt.Fprintf(e.stdout, "Judging cost %s\n", usd(o.JudgeCostUSD))
+	}
+
+	var results []runfile.GateResult
+	if f != nil && !f.Gates.Empty() {
+		results = f.Gates.Evaluate(metrics)
+		fmt.Fprintln(e.stdout, "\nGates:")
+		for _, r := range results {
+			fmt.Fprintln(e.stdout, "  "+r.String())
+		}
+	}
+	code := ExitOK
+	switch {
+	case run.Status == store.RunFailed || run.Status == store.RunCancelled:
+		code = ExitRunFailed
+	case !runfile.Passed(results):
+		code = ExitGateFailed
+	}
+	if outDir != "" {
+		if err := writeResults(ctx, st, run, outDir, results, metrics, code, e.stdout); err != nil {
+			return failErr("write results: %v", err)
+		}
+	}
+	switch code {
+	case ExitRunFailed:
+		msg := fmt.Sprintf("run %d %s", run.ID, strings.ToLower(string(run.Status)))
+		if run.Error != "" {
+			msg += ": " + run.Error
+		}
+		return &exitError{code, msg}
+	case ExitGateFailed:
+		n := 0
+		for _, r := range results {
+			if !r.Pass {
+				n++
+			}
+		}
+		return &exitError{code, fmt.Sprintf("%s of %d failed", plural(n, "gate"), len(results))}
+	}
+	if len(results) > 0 {
+		fmt.Fprintf(e.stdout, "All %d gates passed.\n", len(results))
+	}
+	return nil
+}
+
+func num(p *float64, prec int) string {
+	if p == nil {
+		return "–"
+	}
+	return strconv.FormatFloat(*p, 'f', prec, 64)
+}
+
+func pct(p *float64) string {
+	if p == nil {
+		return "–"
+	}
+	return strconv.FormatFloat(*p*100, 'f', 1, 64) + "%"
+}
+
+func ms(p *float64) string {
+	if p == nil {
+		return "–"
+	}
+	if *p >= 10_000 {
+		return strconv.FormatFloat(*p/1000, 'f', 1, 64) + " s"
+	}
+	return strconv.FormatFloat(*p, 'f', 0, 64) + " ms"
+}
+
+func usd(p *float64) string {
+	if p == nil {
+		return "–"
+	}
+	if *p < 0.01 && *p > 0 {
+		return "$" + strconv.FormatFloat(*p, 'f', 5, 64)
+	}
+	return "$" + strconv.FormatFloat(*p, 'f', 2, 64)
+}
+
+// gateJSON is one gate's outcome in summary.json.
+type gateJSON struct {
+	Scope     string   `json:"scope"`
+	Gate      string   `json:"gate"`
+	Metric    string   `json:"metric"`
+	Op        string   `json:"op"`
+	Threshold float64  `json:"threshold"`
+	Value     *float64 `json:"value"`
+	Pass      bool     `json:"pass"`
+	Line      int      `json:"line"`
+}
+
+func writeResults(ctx context.Context, st *store.Store, run *store.Run, dir string, gates []runfile.GateResult,
+	metrics *store.RunMetrics, code int, stdout io.Writer) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	write := func(name string, fn func(io.Writer) error) error {
+		path := filepath.Join(dir, name)
+		tmp, err := os.CreateTemp(dir, "."+name+".*")
+		if err != nil {
+			return err
+		}
+		err = fn(tmp)
+		if err == nil {
+			err = tmp.Chmod(0o644) // CreateTemp makes 0600; results are for sharing
+		}
+		if cerr := tmp.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
+			os.Remove(tmp.Name())
+			return fmt.Errorf("%s: %w", name, err)
+		}
+		return os.Rename(tmp.Name(), path)
+	}
+	var lines []report.GateLine
+	var gj []gateJSON
+	for _, r := range gates {
+		val := "no value"
+		if r.Value != nil {
+			val = strconv.FormatFloat(*r.Value, 'f', -1, 64)
+		}
+		lines = append(lines, report.GateLine{Scope: r.Scope, Gate: r.Gate.String(), Value: val, Pass: r.Pass})
+		op := ">="
+		if r.Gate.Max {
+			op = "<="
+		}
+		gj = append(gj, gateJSON{Scope: r.Scope, Gate: r.Gate.Key, Metric: r.Gate.Metric, Op: op, Threshold: r.Gate.Value,
+			Value: r.Value, Pass: r.Pass, Line: r.Gate.Line})
+	}
+	steps := []struct {
+		name string
+		fn   func(io.Writer) error
+	}{
+		{"results.csv", func(w io.Writer) error { return exportCSV(ctx, st, w, run.ID) }},
+		{"results.json", func(w io.Writer) error { return report.WriteJSON(ctx, w, st, run.ID) }},
+		{"report.html", func(w io.Writer) error {
+			return report.WriteHTML(ctx, w, st, report.Options{Gates: lines}, run.ID)
+		}},
+		{"summary.json", func(w io.Writer) error {
+			var buf bytes.Buffer
+			enc := json.NewEncoder(&buf)
+			enc.SetIndent("", "  ")
+			enc.SetEscapeHTML(false)
+			if gj == nil {
+				gj = []gateJSON{}
+			}
+			err := enc.Encode(map[string]any{"run_id": run.ID, "name": run.Name, "status": run.Status, "exit_code": code,
+				"gates_passed": runfile.Passed(gates), "gates": gj, "metrics": metrics})
+			if err != nil {
+				return err
+			}
+			_, err = w.Write(buf.Bytes())
+			return err
+		}},
+	}
+	var names []string
+	for _, s := range steps {
+		if err := write(s.name, s.fn); err != nil {
+			return err
+		}
+		names = append(names, filepath.Join(dir, s.name))
+	}
+	fmt.Fprintf(stdout, "\nResults: %s\n", strings.Join(names, ", "))
+	return nil
+}
+
+// ---- starting a run from a file ----
+
+// problems collects problems found against the database, with the file's lines.
+type problems struct {
+	file string
+	list runfile.Problems
+}
+
+func (p *problems) add(line int, field, format string, args ...any) {
+	p.list = append(p.list, runfile.Problem{File: p.file, Line: line, Field: field, Message: fmt.Sprintf(format, args...)})
+}
+
+func (e *env) fail(p *problems) error {
+	n := e.printProblems(p.list)
+	return usageErr("%s: %s; nothing was run", p.file, plural(n, "problem"))
+}
+
+// startRun saves the file's providers, tasks, styles and judges, and starts the run.
+func (e *env) startRun(ctx context.Context, st *store.Store, eng *engine.Engine, f *runfile.File, name string, extraTags []string) (*store.Run, error) {
+	probs := &problems{file: f.Path}
+	stored, err := st.Providers(ctx)
+	if err != nil {
+		return nil, failErr("%v", err)
+	}
+	providerByName := map[string]*store.Provider{}
+	for i := range stored {
+		providerByName[strings.ToLower(stored[i].Name)] = &stored[i]
+	}
+	for _, p := range f.Providers {
+		if p.RefOnly && providerByName[strings.ToLower(p.Name)] == nil {
+			probs.add(p.Line, "providers", "no stored provider %q: give its base_url to create it", p.Name)
+		}
+	}
+	cols, err := st.Collections(ctx)
+	if err != nil {
+		return nil, failErr("%v", err)
+	}
+	colByName := map[string]store.Collection{}
+	for _, c := range cols {
+		colByName[c.Name] = c
+	}
+	for _, c := range f.Collections {
+		if _, ok := colByName[c.Name]; !ok {
+			probs.add(c.Line, "collections", "no collection %q", c.Name)
+		}
+	}
+	judges, err := st.Judges(ctx)
+	if err != nil {
+		return nil, failErr("%v", err)
+	}
+	judgeByName := map[string]store.Judge{}
+	for _, j := range judges {
+		judgeByName[strings.ToLower(j.Name)] = j
+	}
+	styles, err := st.Styles(ctx)
+	if err != nil {
+		return nil, failErr("%v", err)
+	}
+	styleByName := map[string]store.JudgementStyle{}
+	for _, s := range styles {
+		styleByName[strings.ToLower(s.Name)] = s
+	}
+	metricNames := map[string]bool{}
+	for _, m := range runfile.BuiltinMetrics {
+		metricNames[m] = true
+	}
+	for _, t := range store.CheckTypes {
+		metricNames["check_"+t] = true
+	}
+	for _, j := range f.Judges {
+		var ms []store.Metric
+		switch {
+		case j.Provider == "":
+			sj, ok := judgeByName[strings.ToLower(j.Name)]
+			if !ok {
+				probs.add(j.Line, "judge", "no saved judge %q", j.Name)
+				continue
+			}
+			for _, s := range styles {
+				if s.ID == sj.StyleID {
+					ms = s.Metrics
+				}
+			}
+		case j.StyleDef != nil:
+			ms = j.StyleDef.Metrics
+		case j.Style != "":
+			s, ok := styleByName[strings.ToLower(j.Style)]
+			if !ok {
+				var names []string
+				for _, s := range styles {
+					names = append(names, fmt.Sprintf("%q", s.Name))
+				}
+				probs.add(j.Line, "judge.style", "no judgement style %q (styles: %s)", j.Style, strings.Join(names, ", "))
+				continue
+			}
+			ms = s.Metrics
+		}
+		for _, m := range ms {
+			metricNames[m.Name] = true
+		}
+	}
+	for _, g := range f.Gates.Metrics() {
+		if !metricNames[g.Metric] {
+			var known []string
+			for k := range metricNames {
+				known = append(known, k)
+			}
+			slices.Sort(known)
+			probs.add(g.Line, "gates."+g.Key, "the run has no metric %q (metrics: %s)", g.Metric, strings.Join(known, ", "))
+		}
+	}
+	if len(probs.list) > 0 {
+		return nil, e.fail(probs)
+	}
+
+	// Save the providers: create, or update the stored one of the same name.
+	providerIDs := map[string]int64{}
+	for _, p := range f.Providers {
+		old := providerByName[strings.ToLower(p.Name)]
+		switch {
+		case p.RefOnly:
+			providerIDs[p.Name] = old.ID
+			fmt.Fprintf(e.stderr, "provider %q: using the stored one (id %d)\n", p.Name, old.ID)
+		case old != nil:
+			in := p.Input
+			in.Name = old.Name
+			if in.Type == "" {
+				in.Type = old.Type
+			}
+			if _, err := st.UpdateProvider(ctx, old.ID, in); err != nil {
+				return nil, e.providerError(probs, p, err)
+			}
+			providerIDs[p.Name] = old.ID
+			fmt.Fprintf(e.stderr, "provider %q: updated the stored one (id %d) from the run file\n", p.Name, old.ID)
+		default:
+			np, err := st.CreateProvider(ctx, p.Input)
+			if err != nil {
+				return nil, e.providerError(probs, p, err)
+			}
+			providerIDs[p.Name] = np.ID
+			fmt.Fprintf(e.stderr, "provider %q: created (id %d)\n", p.Name, np.ID)
+		}
+	}
+
+	// Save the tasks into the run file's collection.
+	in := store.RunInput{Name: cmp.Or(name, f.Name), TriggeredBy: "CLI", Metrics: f.Metrics, Weights: f.Weights,
+		Repeats: f.Repeats, SystemPrompt: f.SystemPrompt, Tags: append(append([]string{}, f.Tags...), extraTags...),
+		TaskSelection: f.Selection}
+	if in.Name == "" {
+		in.Name = strings.TrimSuffix(filepath.Base(f.Path), filepath.Ext(f.Path))
+	}
+	if len(f.Tasks) > 0 {
+		res, err := st.UpsertTasks(ctx, store.ImportInput{Tasks: f.Tasks, Collection: f.Collection})
+		if err != nil {
+			return nil, usageErr("%s: tasks: %v; nothing was run", f.Path, err)
+		}
+		state := "existing"
+		if res.CollectionCreated {
+			state = "new"
+		}
+		fmt.Fprintf(e.stderr, "tasks: %d created, %d updated, in %s collection %q\n", res.Created, res.Updated, state, res.Collection.Name)
+		if res.Updated > 0 {
+			fmt.Fprintf(e.stderr, "  updated (their task_id existed): %s\n", listSome(res.UpdatedIDs, 10))
+		}
+		in.CollectionIDs = append(in.CollectionIDs, res.Collection.ID)
+		// Exactly the file's tasks (the collection may hold tasks from earlier versions of the file).
+		for _, k := range res.TaskIDs {
+			in.TaskIDs = append(in.TaskIDs, store.TaskRef{Key: k})
+		}
+	}
+	for _, c := range f.Collections {
+		col := colByName[c.Name]
+		in.CollectionIDs = append(in.CollectionIDs, col.ID)
+		if len(in.TaskIDs) > 0 {
+			d, err := st.Collection(ctx, col.ID)
+			if err != nil {
+				return nil, failErr("%v", err)
+			}
+			for _, id := range d.TaskIDs {
+				in.TaskIDs = append(in.TaskIDs, store.TaskRef{ID: id})
+			}
+		}
+	}
+	if len(f.TaskIDs) > 0 { // hand-picked: exactly these
+		in.TaskIDs = nil
+		for _, k := range f.TaskIDs {
+			in.TaskIDs = append(in.TaskIDs, store.TaskRef{Key: k})
+		}
+	}
+	for _, t := range f.Targets {
+		in.Targets = append(in.Targets, store.ModelRef{ProviderID: providerIDs[t.Provider], Model: t.Model, Settings: t.Settings, Tags: t.Tags})
+	}
+
+	// Judges: a plain model, or saved judges (created or reused).
+	if len(f.Judges) == 1 && !f.Judges[0].Saved() {
+		j := f.Judges[0]
+		in.Judge = &store.ModelRef{ProviderID: providerIDs[j.Provider], Model: j.Model, Settings: j.Settings}
+	} else {
+		for _, j := range f.Judges {
+			id, err := e.savedJudge(ctx, st, j, providerIDs, judgeByName, styleByName)
+			if err != nil {
+				return nil, err
+			}
+			in.JudgeIDs = append(in.JudgeIDs, id)
+		}
+	}
+
+	run, err := eng.StartRun(ctx, in)
+	if err != nil {
+		var ve *store.ValidationError
+		if errors.As(err, &ve) {
+			probs.add(f.LineOf(ve.Field), ve.Field, "%s", ve.Message)
+			return nil, e.fail(probs)
+		}
+		var ce *store.ConflictError
+		if errors.As(err, &ce) {
+			return nil, failErr("cannot start the run: %s; resume it with tribunal run --resume ID, or cancel it in the UI", ce.Message)
+		}
+		return nil, failErr("start the run: %v", err)
+	}
+	p, _ := st.RunProgress(ctx, run.ID)
+	judge := "no judge (checks only)"
+	if len(run.Judges) == 1 {
+		judge = "judge " + run.Judges[0].Name
+	} else if len(run.Judges) > 1 {
+		judge = fmt.Sprintf("a panel of %d judges", len(run.Judges))
+	}
+	fmt.Fprintf(e.stderr, "Run %d %q started: %d items (%s × %s", run.ID, run.Name, p.Total,
+		plural(int(p.Total)/max(len(run.Targets)*max(run.Repeats, 1), 1), "task"), plural(len(run.Targets), "model"))
+	if run.Repeats > 1 {
+		fmt.Fprintf(e.stderr, " × %d repeats", run.Repeats)
+	}
+	fmt.Fprintf(e.stderr, "), %s; it shows in the UI as /runs/%d\n", judge, run.ID)
+	return run, nil
+}
+
+func (e *env) providerError(probs *problems, p runfile.Provider, err error) error {
+	var ve *store.ValidationError
+	if errors.As(err, &ve) {
+		probs.add(p.Line, fmt.Sprintf("providers[%q].%s", p.Name, ve.Field), "%s", ve.Message)
+		return e.fail(probs)
+	}
+	return failErr("provider %q: %v", p.Name, err)
+}
+
+// savedJudge returns the id of the judge the file describes: a saved judge by
+// name, or one created (or updated, when its name exists with other settings).
+func (e *env) savedJudge(ctx context.Context, st *store.Store, j runfile.Judge, providerIDs map[string]int64,
+	byName map[string]store.Judge, styles map[string]store.JudgementStyle) (int64, error) {
+	if j.Provider == "" {
+		sj := byName[strings.ToLower(j.Name)]
+		fmt.Fprintf(e.stderr, "judge %q: using the saved one (id %d)\n", sj.Name, sj.ID)
+		return sj.ID, nil
+	}
+	var styleID int64
+	switch {
+	case j.StyleDef != nil:
+		def := *j.StyleDef
+		if old, ok := styles[strings.ToLower(def.Name)]; ok {
+			if sameStyle(old, def) {
+				styleID = old.ID
+			} else {
+				s, err := st.UpdateStyle(ctx, old.ID, def)
+				if err != nil {
+					return 0, usageErr("judge style %q: %v", def.Name, err)
+				}
+				styleID = s.ID
+				fmt.Fprintf(e.stderr, "style %q: saved version %d from the run file\n", s.Name, s.Version)
+			}
+		} else {
+			s, err := st.CreateStyle(ctx, def)
+			if err != nil {
+				return 0, usageErr("judge style %q: %v", def.Name, err)
+			}
+			styleID = s.ID
+			styles[strings.ToLower(s.Name)] = *s
+			fmt.Fprintf(e.stderr, "style %q: created (id %d)\n", s.Name, s.ID)
+		}
+	case j.Style != "":
+		styleID = styles[strings.ToLower(j.Style)].ID
+	}
+	in := store.JudgeInput{Name: j.Name, ProviderID: providerIDs[j.Provider], Model: j.Model, PersonalityName: j.Personality,
+		PersonalityDescription: j.PersonalityDescription, StyleID: styleID, Settings: j.Settings}
+	if in.Name == "" {
+		in.Name = j.Model
+		if j.Personality != "" {
+			in.Name += " (" + j.Personality + ")"
+		}
+	}
+	if in.StyleID == 0 {
+		def, err := st.DefaultStyle(ctx)
+		if err != nil {
+			return 0, failErr("%v", err)
+		}
+		in.StyleID = def.ID
+	}
+	if old, ok := byName[strings.ToLower(in.Name)]; ok {
+		if old.ProviderID != nil && *old.ProviderID == in.ProviderID && old.Model == in.Model && old.StyleID == in.StyleID &&
+			old.PersonalityName == in.PersonalityName && old.PersonalityDescription == in.PersonalityDescription &&
+			sameSettings(old.Settings, in.Settings) {
+			fmt.Fprintf(e.stderr, "judge %q: reusing the saved one (id %d)\n", old.Name, old.ID)
+			return old.ID, nil
+		}
+		nj, err := st.UpdateJudge(ctx, old.ID, in)
+		if err != nil {
+			return 0, usageErr("judge %q: %v", in.Name, err)
+		}
+		byName[strings.ToLower(nj.Name)] = *nj
+		fmt.Fprintf(e.stderr, "judge %q: updated the saved one (id %d, version %d) from the run file\n", nj.Name, nj.ID, nj.Version)
+		return nj.ID, nil
+	}
+	nj, err := st.CreateJudge(ctx, in)
+	if err != nil {
+		return 0, usageErr("judge %q: %v", in.Name, err)
+	}
+	byName[strings.ToLower(nj.Name)] = *nj
+	fmt.Fprintf(e.stderr, "judge %q: created (id %d)\n", nj.Name, nj.ID)
+	return nj.ID, nil
+}
+
+func sameSettings(a, b store.TargetSettings) bool {
+	x, _ := json.Marshal(a)
+	y, _ := json.Marshal(b)
+	return bytes.Equal(x, y)
+}
+
+func sameStyle(old store.JudgementStyle, def store.StyleInput) bool {
+	if err := def.Normalize(); err != nil {
+		return false
+	}
+	if old.ScaleMin != def.ScaleMin || old.ScaleMax != def.ScaleMax || len(old.Metrics) != len(def.Metrics) {
+		return false
+	}
+	if def.PromptTemplate != "" && def.PromptTemplate != old.PromptTemplate {
+		return false
+	}
+	for i := range def.Metrics {
+		if old.Metrics[i] != def.Metrics[i] {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,172 @@
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+
+	"tribunal/importer"
+	"tribunal/runfile"
+)
+
+const validateUsage = `Usage: tribunal validate FILE...
+
+Checks run files (providers:, tasks:, targets:, judge:, gates:) and task
+files (CSV, JSONL, YAML task definitions, promptfoo, MT-Bench, OpenAI evals)
+without running anything, and lists every problem with its line. Referenced
+environment variables must be set. Names of stored providers, judges, styles
+and collections are checked when the run starts.
+`
+
+// runFileKeys tell a run file from a YAML task file.
+var runFileKeys = regexp.MustCompile(`(?m)^["']?(targets|providers|judge|judges|gates)["']?\s*:`)
+
+func isRunFile(path string, data []byte) bool {
+	switch strings.ToLower(filepath.Ext(path)) {
+	case ".csv", ".tsv", ".jsonl", ".ndjson":
+		return false
+	}
+	return runFileKeys.Match(data)
+}
+
+func (e *env) validate(args []string) error {
+	fs := newFlagSet("validate", validateUsage, e.stderr)
+	asTasks := fs.Bool("tasks", false, "treat every file as a task file")
+	format := fs.String("format", "", "task file format (csv, jsonl, yaml, promptfoo, mtbench, openai_evals); default: detected")
+	files, err := parseFlags(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(files) == 0 {
+		fs.Usage()
+		return usageErr("name a file to validate")
+	}
+	bad := 0
+	for _, path := range files {
+		data, err := os.ReadFile(path)
+		if err != nil {
+			fmt.Fprintf(e.stderr, "%s: cannot read: %v\n", path, errors.Unwrap(err))
+			bad++
+			continue
+		}
+		if !*asTasks && *format == "" && isRunFile(path, data) {
+			f, err := runfile.Parse(path, data, filepath.Dir(path), e.lookup)
+			if err != nil {
+				bad += e.printProblems(err)
+				continue
+			}
+			fmt.Fprintf(e.stdout, "%s: OK — %s\n", path, describeRunFile(f))
+			continue
+		}
+		tasks, err := importer.Parse(filepath.Base(path), data, importer.Format(*format))
+		if err != nil {
+			bad += e.printImportErrors(path, err)
+			continue
+		}
+		f := importer.Format(*format)
+		if f == "" {
+			f, _ = importer.Detect(path, data)
+		}
+		fmt.Fprintf(e.stdout, "%s: OK — %d task(s), %s\n", path, len(tasks), f)
+	}
+	if bad > 0 {
+		return usageErr("%d problem(s); nothing was run or imported", bad)
+	}
+	return nil
+}
+
+// printProblems lists run-file problems, one a line, and counts them.
+func (e *env) printProblems(err error) int {
+	var ps runfile.Problems
+	if errors.As(err, &ps) {
+		for _, p := range ps {
+			fmt.Fprintln(e.stderr, p.Error())
+		}
+		return len(ps)
+	}
+	fmt.Fprintln(e.stderr, err)
+	return 1
+}
+
+// printImportErrors lists a task file's bad rows, one a line, and counts them.
+func (e *env) printImportErrors(path string, err error) int {
+	var es importer.Errors
+	if !errors.As(err, &es) {
+		fmt.Fprintf(e.stderr, "%s: %v\n", path, err)
+		return 1
+	}
+	for _, re := range es {
+		loc := path
+		if re.Line > 0 {
+			loc += fmt.Sprintf(":%d", re.Line)
+		}
+		msg := re.Message
+		if re.Field != "" {
+			msg = re.Field + ": " + msg
+		}
+		if re.Row > 0 {
+			msg = fmt.Sprintf("row %d: %s", re.Row, msg)
+		}
+		fmt.Fprintf(e.stderr, "%s: %s\n", loc, msg)
+	}
+	return len(es)
+}
+
+func describeRunFile(f *runfile.File) string {
+	var parts []string
+	parts = append(parts, plural(len(f.Providers), "provider"))
+	var src []string
+	for _, s := range f.Sources {
+		name := "inline"
+		if s.File != "" {
+			name = s.File
+		}
+		src = append(src, fmt.Sprintf("%s: %d", name, s.Tasks))
+	}
+	t := plural(len(f.Tasks), "task")
+	if len(src) > 0 {
+		t += " (" + strings.Join(src, ", ") + ")"
+	}
+	for _, c := range f.Collections {
+		t += " + collection " + fmt.Sprintf("%q", c.Name)
+	}
+	parts = append(parts, t, plural(len(f.Targets), "target"))
+	switch len(f.Judges) {
+	case 0:
+		parts = append(parts, "no judge (checks only)")
+	case 1:
+		parts = append(parts, "judge "+judgeLabel(f.Judges[0]))
+	default:
+		parts = append(parts, plural(len(f.Judges), "judge")+" (panel)")
+	}
+	if !f.Gates.Empty() {
+		var gs []string
+		for _, g := range f.Gates.Overall {
+			gs = append(gs, g.String())
+		}
+		for _, m := range f.Gates.PerModel {
+			for _, g := range m.Gates {
+				gs = append(gs, m.Model+": "+g.String())
+			}
+		}
+		parts = append(parts, "gates "+strings.Join(gs, ", "))
+	}
+	return strings.Join(parts, ", ")
+}
+
+func judgeLabel(j runfile.Judge) string {
+	if j.Provider == "" {
+		return fmt.Sprintf("%q (saved)", j.Name)
+	}
+	return j.Provider + " / " + j.Model
+}
+
+func plural(n int, word string) string {
+	if n == 1 {
+		return "1 " + word
+	}
+	return fmt.Sprintf("%d %ss", n, word)
+}

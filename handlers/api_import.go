@@ -1,0 +1,169 @@
+package handlers
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/labstack/echo/v4"
+
+	"tribunal/importer"
+	"tribunal/store"
+)
+
+// importRoutes registers the import API and pages, the report exports and
+// the new-run task picker.
+func (h *Handler) importRoutes(e *echo.Echo) {
+	e.GET("/import", h.showImport)
+	e.POST("/import/preview", h.previewImport)
+	e.POST("/import", h.confirmImport)
+	e.GET("/runs/new/tasks", h.runTaskPicker)
+	e.POST("/api/import", h.apiImport)
+	e.GET("/api/export", h.apiExportRuns)
+}
+
+// upload is a task file sent to be imported, with its options.
+type upload struct {
+	name       string
+	data       []byte
+	format     importer.Format
+	collection string
+	tags       []string
+	dryRun     bool
+}
+
+// readUpload reads a task file from a multipart form (field file, or text
+// with filename) or from the raw body, and the options from the form or the
+// query (format, collection, tags, name, dry_run).
+func readUpload(c echo.Context) (*upload, error) {
+	r := c.Request()
+	u := &upload{}
+	param := func(name string) string {
+		if v := c.QueryParam(name); v != "" {
+			return v
+		}
+		return c.FormValue(name)
+	}
+	ct, _, _ := mime.ParseMediaType(r.Header.Get(echo.HeaderContentType))
+	r.Body = http.MaxBytesReader(c.Response(), r.Body, importer.MaxFileSize+(1<<20))
+	switch ct {
+	case echo.MIMEMultipartForm, echo.MIMEApplicationForm:
+		if fh, err := c.FormFile("file"); err == nil && fh.Size > 0 {
+			if fh.Size > importer.MaxFileSize {
+				return nil, badRequest("the file is %d bytes, more than the %d MB limit", fh.Size, importer.MaxFileSize>>20)
+			}
+			f, err := fh.Open()
+			if err != nil {
+				return nil, badRequest("unreadable upload: %v", err)
+			}
+			defer f.Close()
+			if u.data, err = io.ReadAll(f); err != nil {
+				return nil, badRequest("unreadable upload: %v", err)
+			}
+			u.name = fh.Filename
+		} else if err != nil && !errors.Is(err, http.ErrMissingFile) && ct == echo.MIMEMultipartForm {
+			return nil, badRequest("unreadable form: %v", err)
+		}
+		if len(u.data) == 0 {
+			u.data = []byte(cmpOr(c.FormValue("content"), c.FormValue("text")))
+		}
+	default:
+		data, err := io.ReadAll(r.Body)
+		if err != nil {
+			var mbe *http.MaxBytesError
+			if errors.As(err, &mbe) {
+				return nil, badRequest("the body is more than the %d MB limit", importer.MaxFileSize>>20)
+			}
+			return nil, badRequest("unreadable body: %v", err)
+		}
+		u.data = data
+	}
+	if u.name == "" {
+		u.name = cmpOr(param("filename"), param("name"))
+	}
+	u.format = importer.Format(strings.ToLower(strings.TrimSpace(param("format"))))
+	if u.format == "auto" {
+		u.format = ""
+	}
+	if u.format != "" && !slices.Contains(importer.Formats, u.format) {
+		return nil, badRequest("format %q is not supported; use one of csv, jsonl, yaml, promptfoo, mtbench, openai_evals (or none to detect it)", u.format)
+	}
+	u.collection = strings.TrimSpace(param("collection"))
+	u.tags = store.ParseTags(param("tags"))
+	u.dryRun, _ = strconv.ParseBool(param("dry_run"))
+	if len(strings.TrimSpace(string(u.data))) == 0 {
+		return nil, badRequest("no file: send it as the multipart field \"file\", or as the request body with ?format=&collection=")
+	}
+	return u, nil
+}
+
+func cmpOr(vals ...string) string {
+	for _, v := range vals {
+		if v != "" {
+			return v
+		}
+	}
+	return ""
+}
+
+// RowErrorJSON is one bad row of an import.
+type RowErrorJSON struct {
+	Row     int    `json:"row,omitempty"`
+	Line    int    `json:"line,omitempty"`
+	Field   string `json:"field,omitempty"`
+	Message string `json:"message"`
+}
+
+// ImportErrorJSON answers an import with bad rows: nothing was imported.
+type ImportErrorJSON struct {
+	Error  string         `json:"error"`
+	Errors []RowErrorJSON `json:"errors"`
+}
+
+func rowErrors(err error) ([]RowErrorJSON, bool) {
+	var es importer.Errors
+	if !errors.As(err, &es) {
+		return nil, false
+	}
+	out := make([]RowErrorJSON, len(es))
+	for i, e := range es {
+		out[i] = RowErrorJSON{Row: e.Row, Line: e.Line, Field: e.Field, Message: e.Message}
+	}
+	return out, true
+}
+
+// apiImport is POST /api/import: a task file as multipart field "file" or as
+// the raw body, with ?format=&collection=&tags=&dry_run=. All or nothing: it
+// answers {created, updated, task_ids, collection, …} or 422 listing every
+// bad row.
+func (h *Handler) apiImport(c echo.Context) error {
+	u, err := readUpload(c)
+	if err != nil {
+		return err
+	}
+	tasks, err := importer.Parse(u.name, u.data, u.format)
+	if err != nil {
+		rows, ok := rowErrors(err)
+		if !ok {
+			return err
+		}
+		name := u.name
+		if name == "" {
+			name = "the file"
+		}
+		return c.JSON(http.StatusUnprocessableEntity, ImportErrorJSON{
+			Error:  fmt.Sprintf("%s has %d problem(s); nothing was imported", name, len(rows)),
+			Errors: rows})
+	}
+	res, err := h.store.UpsertTasks(withoutCancel(c), store.ImportInput{Tasks: tasks, Collection: u.collection,
+		CollectionTags: u.tags, DryRun: u.dryRun})
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, res)
+}

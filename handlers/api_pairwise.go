@@ -1,0 +1,92 @@
+package handlers
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"sync"
+
+	"github.com/labstack/echo/v4"
+
+	"tribunal/store"
+	"tribunal/views"
+)
+
+// apiRunPairwise answers a pairwise run's leaderboard (Bradley–Terry with
+// bootstrap CIs), its judges' position-flip rates and its comparison counts.
+func (h *Handler) apiRunPairwise(c echo.Context) error {
+	id, err := pathID(c, "run")
+	if err != nil {
+		return err
+	}
+	ctx := c.Request().Context()
+	run, err := h.store.Run(ctx, id)
+	if err != nil {
+		return err
+	}
+	if !run.Options.Pairwise {
+		return echo.NewHTTPError(http.StatusNotFound, fmt.Sprintf("run %d does not judge in pairs: it has no pairwise results", id))
+	}
+	rep, err := h.pairwiseReport(ctx, run)
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, rep)
+}
+
+// pairwiseView fills views.PairwiseSection for a run whose Options.Pairwise is set.
+func (h *Handler) pairwiseView(ctx context.Context, run *store.Run) (views.PairwiseView, error) {
+	rep, err := h.pairwiseReport(ctx, run)
+	if err != nil {
+		return views.PairwiseView{}, err
+	}
+	return views.PairwiseView{RunID: run.ID, Report: *rep}, nil
+}
+
+// pairwiseReport is store.RunPairwise, with the fit (a thousand bootstrap
+// refits) computed again only when comparisons were judged since: DONE
+// comparisons never change, so their count keys the leaderboard.
+func (h *Handler) pairwiseReport(ctx context.Context, run *store.Run) (*store.PairwiseReport, error) {
+	counts, err := h.store.ComparisonProgress(ctx, run.ID)
+	if err != nil {
+		return nil, err
+	}
+	key := pairwiseKey{h: h, run: run.ID}
+	pairwiseReports.mu.Lock()
+	c, ok := pairwiseReports.m[key]
+	pairwiseReports.mu.Unlock()
+	if ok && c.done == counts.Done {
+		rep := c.report
+		rep.Comparisons = counts
+		return &rep, nil
+	}
+	tallies, err := h.store.PairTallies(ctx, run.ID)
+	if err != nil {
+		return nil, err
+	}
+	rep := store.PairwiseLeaderboard(run.Targets, run.Judges, tallies, uint64(run.ID))
+	rep.Comparisons = counts
+	pairwiseReports.mu.Lock()
+	if pairwiseReports.m == nil || len(pairwiseReports.m) >= summaryCacheSize {
+		pairwiseReports.m = map[pairwiseKey]cachedPairwise{}
+	}
+	pairwiseReports.m[key] = cachedPairwise{done: counts.Done, report: rep}
+	pairwiseReports.mu.Unlock()
+	return &rep, nil
+}
+
+// pairwiseReports caches leaderboards per handler and run.
+var pairwiseReports struct {
+	mu sync.Mutex
+	m  map[pairwiseKey]cachedPairwise
+}
+
+type pairwiseKey struct {
+	h   *Handler
+	run int64
+}
+
+type cachedPairwise struct {
+	done   int64
+	report store.PairwiseReport
+}

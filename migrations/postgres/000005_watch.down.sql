@@ -1,0 +1,9 @@
+DROP TABLE deliveries;
+DROP TABLE notifications;
+DROP TABLE alerts;
+DROP TABLE run_evaluations;
+DROP TABLE kpi_values;
+DROP TABLE run_metrics;
+DROP TABLE kpis;
+DROP TABLE schedule_firings;
+DROP TABLE schedules;

@@ -1,0 +1,3 @@
+ALTER TABLE run_targets DROP COLUMN tags;
+ALTER TABLE runs DROP COLUMN tags;
+ALTER TABLE collections DROP COLUMN tags;

@@ -1,0 +1,614 @@
+package report
+
+import (
+	"cmp"
+	"context"
+	_ "embed"
+	"fmt"
+	"html/template"
+	"io"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"tribunal/charts"
+	"tribunal/stats"
+	"tribunal/store"
+)
+
+// Options tune the HTML report.
+type Options struct {
+	// Title heads the report; empty: the run's name, or "Run comparison".
+	Title string
+	// MaxItems is how many items each run lists (0: 2,000; negative: none).
+	// The aggregates and charts always cover every item.
+	MaxItems int
+	// Gates are gate results to show (from a run file), in order.
+	Gates []GateLine
+	// Now stamps the report; zero: the current time.
+	Now time.Time
+}
+
+// GateLine is one gate's outcome as the report shows it.
+type GateLine struct {
+	Scope, Gate, Value string
+	Pass               bool
+}
+
+const defaultMaxItems = 2000
+
+//go:embed report.html.tmpl
+var pageText string
+
+var page = template.Must(template.New("report").Funcs(template.FuncMap{
+	"join": strings.Join,
+}).Parse(pageText))
+
+// WriteHTML writes one self-contained HTML file: the report of one run, or
+// for several a comparison followed by each run's report.
+func WriteHTML(ctx context.Context, w io.Writer, st *store.Store, opt Options, runIDs ...int64) error {
+	if len(runIDs) == 0 {
+		return fmt.Errorf("report: no run to export")
+	}
+	if opt.MaxItems == 0 {
+		opt.MaxItems = defaultMaxItems
+	}
+	if opt.Now.IsZero() {
+		opt.Now = time.Now()
+	}
+	v := pageView{Generated: opt.Now.UTC().Format("2006-01-02 15:04 UTC"), Gates: opt.Gates}
+	for _, id := range runIDs {
+		r, err := buildRun(ctx, st, id, opt.MaxItems)
+		if err != nil {
+			return err
+		}
+		v.Runs = append(v.Runs, r)
+	}
+	v.Title = opt.Title
+	if v.Title == "" {
+		if len(v.Runs) == 1 {
+			v.Title = v.Runs[0].Name
+		} else {
+			v.Title = "Run comparison"
+		}
+	}
+	if len(v.Runs) > 1 {
+		v.Compare = buildCompare(v.Runs)
+	}
+	for _, g := range v.Gates {
+		if !g.Pass {
+			v.GatesFailed++
+		}
+	}
+	return page.Execute(w, v)
+}
+
+type pageView struct {
+	Title, Generated string
+	Runs             []*runView
+	Compare          *compareView
+	Gates            []GateLine
+	GatesFailed      int
+}
+
+type runView struct {
+	ID                               int64
+	Name, Status, Phase, Error       string
+	Created, Started, Finished, Took string
+	TriggeredBy                      string
+	Tags                             []string
+	Collections                      []string
+	Targets                          []targetView
+	Judges                           []judgeView
+	Tasks                            int64
+	Repeats                          int
+	Metrics, SystemPrompt, Weights   string
+	Cards                            []card
+	Models                           []modelRow
+	Charts                           []template.HTML
+	MetricCols                       []string
+	MetricRows                       []metricRow
+	PerTask                          []taskRow
+	PerTaskMore                      int64
+	Items                            []itemRow
+	ItemsTotal                       int64
+	ItemsCut                         bool
+
+	// for comparisons
+	scores   map[int64][]float64 // per target
+	labels   map[int64]string
+	data     *Data
+	catMeans map[string]map[int64]*float64
+}
+
+type targetView struct{ Label, Settings, Tags, Price, Warmup string }
+type judgeView struct{ Name, Model, Style, Scale, Personality string }
+type card struct{ Label, Value, Note string }
+
+type modelRow struct {
+	Label, Overall, Score, PassRate, Done, Failed, Time, TPS, Cost, PerDollar string
+	BestOverall, BestValue                                                    bool
+}
+
+type metricRow struct {
+	Source, Metric string
+	Values         []string
+}
+
+type taskRow struct {
+	TaskID, Category, Score, PassRate, Done string
+}
+
+type itemRow struct {
+	ID                                   int64
+	TaskID, Model, Status, Score, Grade  string
+	Question, Response, Reasoning, Error string
+	Scores                               []string
+	Time, Tokens, Cost                   string
+	Failed                               bool
+}
+
+func fnum(p *float64, prec int) string {
+	if p == nil || math.IsNaN(*p) || math.IsInf(*p, 0) {
+		return "–"
+	}
+	return strconv.FormatFloat(*p, 'f', prec, 64)
+}
+
+func fpct(p *float64) string {
+	if p == nil {
+		return "–"
+	}
+	return strconv.FormatFloat(*p*100, 'f', 1, 64) + "%"
+}
+
+func fusd(p *float64) string {
+	if p == nil {
+		return "–"
+	}
+	switch v := *p; {
+	case v == 0:
+		return "$0"
+	case v < 0.01:
+		return "$" + strconv.FormatFloat(v, 'f', 5, 64)
+	default:
+		return "$" + strconv.FormatFloat(v, 'f', 2, 64)
+	}
+}
+
+func fms(p *float64) string {
+	if p == nil {
+		return "–"
+	}
+	if *p >= 10_000 {
+		return strconv.FormatFloat(*p/1000, 'f', 1, 64) + " s"
+	}
+	return strconv.FormatFloat(*p, 'f', 0, 64) + " ms"
+}
+
+func when(t *time.Time) string {
+	if t == nil {
+		return "–"
+	}
+	return t.UTC().Format("2006-01-02 15:04:05 UTC")
+}
+
+func settingsText(s store.TargetSettings) string {
+	var parts []string
+	if s.Temperature != nil {
+		parts = append(parts, "temperature "+strconv.FormatFloat(*s.Temperature, 'f', -1, 64))
+	}
+	if s.MaxTokens != nil {
+		parts = append(parts, "max_tokens "+strconv.FormatInt(*s.MaxTokens, 10))
+	}
+	if s.ReasoningEffort != "" {
+		parts = append(parts, "reasoning "+s.ReasoningEffort)
+	}
+	if s.SystemPrompt != "" {
+		parts = append(parts, "own system prompt")
+	}
+	if len(parts) == 0 {
+		return "defaults"
+	}
+	return strings.Join(parts, ", ")
+}
+
+func priceText(p store.Price) string {
+	if p.InputPerMTok == nil || p.OutputPerMTok == nil {
+		return "unknown"
+	}
+	return fmt.Sprintf("$%s / $%s per Mtok", strconv.FormatFloat(*p.InputPerMTok, 'f', -1, 64), strconv.FormatFloat(*p.OutputPerMTok, 'f', -1, 64))
+}
+
+func buildRun(ctx context.Context, st *store.Store, runID int64, maxItems int) (*runView, error) {
+	d, err := Load(ctx, st, runID)
+	if err != nil {
+		return nil, err
+	}
+	r, sum := d.Run, d.Summary
+	v := &runView{ID: r.ID, Name: r.Name, Status: string(r.Status), Phase: string(r.Phase), Error: r.Error,
+		Created: when(&r.CreatedAt), Started: when(r.StartedAt), Finished: when(r.FinishedAt), TriggeredBy: r.TriggeredBy,
+		Tags: r.Tags, Tasks: sum.Tasks, Repeats: max(r.Repeats, 1), SystemPrompt: r.Options.SystemPrompt,
+		Metrics: cmp.Or(strings.Join(r.Options.Metrics, ", "), "all"), ItemsTotal: d.Progress.Total,
+		scores: map[int64][]float64{}, labels: map[int64]string{}, data: d}
+	if r.StartedAt != nil {
+		end := time.Now()
+		if r.FinishedAt != nil {
+			end = *r.FinishedAt
+		}
+		v.Took = end.Sub(*r.StartedAt).Round(time.Second).String()
+	}
+	if len(r.Options.Weights) > 0 {
+		var ws []string
+		for k, w := range r.Options.Weights {
+			ws = append(ws, k+" ×"+strconv.FormatFloat(w, 'f', -1, 64))
+		}
+		slices.Sort(ws)
+		v.Weights = strings.Join(ws, ", ")
+	}
+	for _, c := range r.Collections {
+		v.Collections = append(v.Collections, c.CollectionName)
+	}
+	for _, t := range r.Targets {
+		v.labels[t.ID] = t.Label()
+		v.Targets = append(v.Targets, targetView{Label: t.Label(), Settings: settingsText(t.Settings), Tags: strings.Join(t.Tags, ", "),
+			Price: priceText(t.Price), Warmup: t.WarmupStatus})
+	}
+	for _, j := range d.Judges {
+		jv := judgeView{Name: j.Name, Model: j.ProviderName + " / " + j.Model, Style: fmt.Sprintf("%s v%d", j.StyleName, j.StyleVersion),
+			Scale: fmt.Sprintf("%d–%d", j.ScaleMin, j.ScaleMax), Personality: j.PersonalityName}
+		v.Judges = append(v.Judges, jv)
+	}
+	o := sum.Overall
+	var totalCost *float64
+	if o.CostUSD != nil || o.JudgeCostUSD != nil {
+		c := deref(o.CostUSD) + deref(o.JudgeCostUSD)
+		totalCost = &c
+	}
+	v.Cards = []card{
+		{"Mean score", fnum(o.AvgScore, 2), fmt.Sprintf("pass at ≥ %s", strconv.FormatFloat(sum.PassThreshold, 'f', -1, 64))},
+		{"Pass rate", fpct(o.PassRate), fmt.Sprintf("%d of %d scored", o.Passed, o.Scored)},
+		{"Items", fmt.Sprintf("%d", o.Items), fmt.Sprintf("%d completed · %d failed", o.Completed, o.Failed)},
+		{"Mean time", fms(o.AvgTimeMs), "per answer"},
+		{"Tokens/s", fnum(o.AvgTPS, 1), "mean generation speed"},
+		{"Cost", fusd(totalCost), "models " + fusd(o.CostUSD) + " · judges " + fusd(o.JudgeCostUSD)},
+	}
+	overall := map[int64]store.ModelScore{}
+	for _, m := range sum.Models {
+		overall[m.RunTargetID] = m
+	}
+	for _, pm := range sum.PerModel {
+		ms := overall[pm.TargetID]
+		v.Models = append(v.Models, modelRow{Label: pm.Provider + " / " + pm.Model, Overall: fnum(ms.Overall, 1), Score: fnum(pm.AvgScore, 2),
+			PassRate: fpct(pm.PassRate), Done: strconv.FormatInt(pm.Completed, 10), Failed: strconv.FormatInt(pm.Failed, 10),
+			Time: fms(pm.AvgTimeMs), TPS: fnum(pm.AvgTPS, 1), Cost: fusd(pm.CostUSD), PerDollar: fnum(ms.PerDollar, 0),
+			BestOverall: pm.TargetID == sum.BestOverall && sum.BestOverall != 0, BestValue: pm.TargetID == sum.BestValue && sum.BestValue != 0})
+	}
+	v.metricTable(d)
+	for _, t := range sum.PerTask {
+		if len(v.PerTask) == 200 {
+			v.PerTaskMore = sum.Tasks - 200
+			break
+		}
+		v.PerTask = append(v.PerTask, taskRow{TaskID: t.TaskID, Category: t.Category, Score: fnum(t.AvgScore, 2), PassRate: fpct(t.PassRate),
+			Done: fmt.Sprintf("%d/%d", t.Completed, t.Items)})
+	}
+	// One pass over the items: every score for the charts, the first rows for the list.
+	targetOf := map[string]int64{}
+	for _, t := range r.Targets {
+		targetOf[t.ProviderName+"\x00"+t.Model] = t.ID
+	}
+	err = EachItem(ctx, st, runID, func(it *Item) error {
+		tid := targetOf[it.Provider+"\x00"+it.Model]
+		if it.Score != nil {
+			v.scores[tid] = append(v.scores[tid], *it.Score)
+		}
+		if maxItems < 0 {
+			return nil
+		}
+		if len(v.Items) >= maxItems {
+			v.ItemsCut = true
+			return nil
+		}
+		v.Items = append(v.Items, itemRowOf(it))
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	v.catMeans = map[string]map[int64]*float64{}
+	if sum.Breakdown != nil {
+		type acc struct{ sum, n float64 }
+		sums := map[string]map[int64]*acc{}
+		for _, g := range sum.Breakdown.Groups {
+			if g.AvgScore == nil || g.Scored == 0 {
+				continue
+			}
+			if sums[g.Category] == nil {
+				sums[g.Category] = map[int64]*acc{}
+			}
+			a := sums[g.Category][g.RunTargetID]
+			if a == nil {
+				a = &acc{}
+				sums[g.Category][g.RunTargetID] = a
+			}
+			a.sum += *g.AvgScore * float64(g.Scored)
+			a.n += float64(g.Scored)
+		}
+		for cat, m := range sums {
+			v.catMeans[cat] = map[int64]*float64{}
+			for tid, a := range m {
+				mean := a.sum / a.n
+				v.catMeans[cat][tid] = &mean
+			}
+		}
+	}
+	v.Charts = v.charts()
+	return v, nil
+}
+
+func deref(p *float64) float64 {
+	if p == nil {
+		return 0
+	}
+	return *p
+}
+
+func itemRowOf(it *Item) itemRow {
+	row := itemRow{ID: it.ID, TaskID: it.TaskID, Model: it.Provider + " / " + it.Model, Status: string(it.Status),
+		Score: fnum(it.Score, 2), Question: it.Question, Reasoning: it.Reasoning, Error: it.Error,
+		Time: "–", Tokens: "–", Cost: fusd(it.CostUSD), Failed: it.Status == store.ItemFailed}
+	if it.RepeatIndex > 1 {
+		row.TaskID += fmt.Sprintf(" (repeat %d)", it.RepeatIndex)
+	}
+	if it.Grade != nil {
+		row.Grade = *it.Grade
+		if it.GradeNotes != "" {
+			row.Grade += ": " + it.GradeNotes
+		}
+	}
+	if it.Response != nil {
+		row.Response = *it.Response
+	}
+	if it.TimeMs != nil {
+		t := float64(*it.TimeMs)
+		row.Time = fms(&t)
+	}
+	if it.CompletionTokens != nil {
+		row.Tokens = strconv.FormatInt(*it.CompletionTokens, 10)
+	}
+	for _, s := range it.Scores {
+		line := fmt.Sprintf("%s · %s: %s", s.Judge, s.Metric, strconv.FormatFloat(s.Score, 'f', -1, 64))
+		if s.Reasoning != "" && !(s.Metric == "score" && s.Reasoning == it.Reasoning) {
+			line += " — " + s.Reasoning
+		}
+		row.Scores = append(row.Scores, line)
+	}
+	return row
+}
+
+// metricTable lays the per-metric means out with one column per target.
+func (v *runView) metricTable(d *Data) {
+	b := d.Summary.Breakdown
+	if b == nil || len(b.Metrics) == 0 {
+		return
+	}
+	judgeName := map[string]string{}
+	for _, j := range d.Judges {
+		judgeName[j.Source()] = j.Name
+	}
+	col := map[int64]int{}
+	for i, t := range d.Run.Targets {
+		col[t.ID] = i
+		v.MetricCols = append(v.MetricCols, t.Label())
+	}
+	rows := map[[2]string]*metricRow{}
+	var order [][2]string
+	for _, m := range b.Metrics {
+		k := [2]string{m.Source, m.Metric}
+		row := rows[k]
+		if row == nil {
+			src := cmp.Or(judgeName[m.Source], m.Source)
+			row = &metricRow{Source: src, Metric: m.Metric, Values: make([]string, len(d.Run.Targets))}
+			for i := range row.Values {
+				row.Values[i] = "–"
+			}
+			rows[k] = row
+			order = append(order, k)
+		}
+		if i, ok := col[m.RunTargetID]; ok {
+			mean := m.Mean
+			row.Values[i] = fnum(&mean, 2) + fmt.Sprintf(" (n=%d)", m.N)
+		}
+	}
+	for _, k := range order {
+		v.MetricRows = append(v.MetricRows, *rows[k])
+	}
+}
+
+// charts draws the run's charts from its aggregates and item scores.
+func (v *runView) charts() []template.HTML {
+	d := v.data
+	var out []template.HTML
+	scale := scaleOf(d)
+	var bars []charts.Bar
+	var series []charts.Series
+	for _, t := range d.Run.Targets {
+		xs := v.scores[t.ID]
+		if len(xs) == 0 {
+			continue
+		}
+		e := stats.MeanCI(xs, uint64(t.ID))
+		bars = append(bars, charts.Bar{Label: t.Label(), Value: e.Mean, Lo: e.Lo, Hi: e.Hi, N: e.N})
+		series = append(series, charts.Series{Label: t.Label(), Values: xs})
+	}
+	pass := []charts.RefLine{{Value: d.Summary.PassThreshold, Label: "pass"}}
+	if len(bars) > 0 {
+		out = append(out, charts.BarsCI("Mean score per model (95% CI)", bars, charts.Options{Min: scale[0], Max: scale[1], Refs: pass}))
+		out = append(out, charts.Distribution("Score distribution per model", series, charts.Options{Min: scale[0], Max: scale[1], Refs: pass}))
+	}
+	var pts []charts.Point
+	overall := map[int64]*float64{}
+	for _, m := range d.Summary.Models {
+		overall[m.RunTargetID] = m.Overall
+	}
+	for _, pm := range d.Summary.PerModel {
+		if pm.CostUSD == nil || overall[pm.TargetID] == nil || pm.Items == 0 {
+			continue
+		}
+		pts = append(pts, charts.Point{Label: pm.Provider + " / " + pm.Model, X: *pm.CostUSD, Y: *overall[pm.TargetID]})
+	}
+	if len(pts) > 0 {
+		out = append(out, charts.ScatterPareto("Overall score vs cost (best value on the front)", "cost (USD)", "overall (0–100)", pts,
+			charts.Options{XFormat: func(x float64) string { return fusd(&x) }}))
+	}
+	if len(v.catMeans) > 0 && len(d.Run.Targets) > 0 {
+		cats := make([]string, 0, len(v.catMeans))
+		for c := range v.catMeans {
+			cats = append(cats, c)
+		}
+		slices.Sort(cats)
+		if len(cats) > 40 {
+			cats = cats[:40]
+		}
+		g := charts.Grid{Cols: cats}
+		for _, t := range d.Run.Targets {
+			g.Rows = append(g.Rows, t.Label())
+			row := make([]float64, len(cats))
+			for i, c := range cats {
+				row[i] = math.NaN()
+				if m := v.catMeans[c][t.ID]; m != nil {
+					row[i] = math.Round(*m*100) / 100
+				}
+			}
+			g.Values = append(g.Values, row)
+		}
+		out = append(out, charts.Heatmap("Mean score by category", g, charts.Options{Min: scale[0], Max: scale[1]}))
+	}
+	return out
+}
+
+// scaleOf is the judges' score scale, or 0–1 for checks-only runs.
+func scaleOf(d *Data) [2]*float64 {
+	lo, hi := 0.0, 1.0
+	if len(d.Judges) > 0 {
+		lo, hi = float64(d.Judges[0].ScaleMin), float64(d.Judges[0].ScaleMax)
+	}
+	return [2]*float64{&lo, &hi}
+}
+
+type compareView struct {
+	Rows   []compareRow
+	Charts []template.HTML
+	// TaskCols are "#run · model" labels; TaskRows the tasks the runs share.
+	TaskCols []string
+	TaskRows []compareTask
+	TaskMore int
+}
+
+type compareRow struct {
+	ID                                      int64
+	Name, Status, Created, Tasks, Models    string
+	Score, PassRate, Cost, Time, Best, Tags string
+}
+
+type compareTask struct {
+	TaskID string
+	Values []string
+}
+
+func buildCompare(runs []*runView) *compareView {
+	c := &compareView{}
+	var bars []charts.Bar
+	lines := map[string]*charts.Line{}
+	var lineOrder []string
+	for i, r := range runs {
+		d := r.data
+		o := d.Summary.Overall
+		var models []string
+		for _, t := range d.Run.Targets {
+			models = append(models, t.Model)
+		}
+		best := "–"
+		for _, t := range d.Run.Targets {
+			if t.ID == d.Summary.BestOverall {
+				best = t.Label()
+			}
+		}
+		c.Rows = append(c.Rows, compareRow{ID: r.ID, Name: r.Name, Status: r.Status, Created: r.Created,
+			Tasks: strconv.FormatInt(d.Summary.Tasks, 10), Models: strings.Join(models, ", "), Score: fnum(o.AvgScore, 2),
+			PassRate: fpct(o.PassRate), Cost: fusd(o.CostUSD), Time: fms(o.AvgTimeMs), Best: best, Tags: strings.Join(r.Tags, ", ")})
+		for _, t := range d.Run.Targets {
+			xs := r.scores[t.ID]
+			if len(xs) == 0 {
+				continue
+			}
+			e := stats.MeanCI(xs, uint64(t.ID))
+			bars = append(bars, charts.Bar{Label: fmt.Sprintf("#%d · %s", r.ID, t.Label()), Value: e.Mean, Lo: e.Lo, Hi: e.Hi, N: e.N})
+			l := lines[t.Label()]
+			if l == nil {
+				l = &charts.Line{Label: t.Label()}
+				lines[t.Label()] = l
+				lineOrder = append(lineOrder, t.Label())
+			}
+			l.Points = append(l.Points, charts.XY{X: float64(i), XLabel: fmt.Sprintf("#%d", r.ID), Y: e.Mean})
+		}
+	}
+	scale := scaleOf(runs[0].data)
+	if len(bars) > 0 {
+		c.Charts = append(c.Charts, charts.BarsCI("Mean score per run and model (95% CI)", bars, charts.Options{Min: scale[0], Max: scale[1]}))
+	}
+	var ls []charts.Line
+	for _, k := range lineOrder {
+		if len(lines[k].Points) > 1 {
+			ls = append(ls, *lines[k])
+		}
+	}
+	if len(ls) > 0 {
+		c.Charts = append(c.Charts, charts.Trend("Mean score across runs", ls, charts.Options{Min: scale[0], Max: scale[1]}))
+	}
+	// Per task: each (run, target)'s mean score on the tasks the runs share.
+	type col struct {
+		run *runView
+		tid int64
+	}
+	var cols []col
+	for _, r := range runs {
+		for _, t := range r.data.Run.Targets {
+			cols = append(cols, col{r, t.ID})
+			c.TaskCols = append(c.TaskCols, fmt.Sprintf("#%d · %s", r.ID, t.Model))
+		}
+	}
+	perTask := map[string]map[int]string{}
+	var order []string
+	for ci, cl := range cols {
+		for _, it := range cl.run.Items {
+			if it.Model != cl.run.labels[cl.tid] {
+				continue
+			}
+			key := it.TaskID
+			if perTask[key] == nil {
+				perTask[key] = map[int]string{}
+				order = append(order, key)
+			}
+			if perTask[key][ci] == "" {
+				perTask[key][ci] = it.Score
+			}
+		}
+	}
+	slices.Sort(order)
+	for _, k := range order {
+		if len(c.TaskRows) == 300 {
+			c.TaskMore = len(order) - 300
+			break
+		}
+		row := compareTask{TaskID: k, Values: make([]string, len(cols))}
+		for i := range cols {
+			row.Values[i] = cmp.Or(perTask[k][i], "")
+		}
+		c.TaskRows = append(c.TaskRows, row)
+	}
+	return c
+}

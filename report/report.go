@@ -1,0 +1,256 @@
+// Package report exports runs: a JSON document with everything about a run
+// (the settings snapshot, targets, judges, frozen tasks, every item with its
+// scores and grade, and the aggregates), and a self-contained HTML report of
+// one run or a comparison of several — one file with inline CSS and SVG
+// charts that opens from disk and loads nothing from the network.
+//
+// Both stream the items from the store in batches, so memory stays flat
+// however large a run is (the HTML lists at most Options.MaxItems of them).
+package report
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"time"
+
+	"tribunal/store"
+)
+
+// JSON format names, so readers can tell exports apart and evolve with them.
+const (
+	FormatRun  = "tribunal.run/v1"
+	FormatRuns = "tribunal.runs/v1"
+)
+
+// Data is what an export says about one run besides its items.
+type Data struct {
+	Run *store.Run
+	// Settings is the run's snapshot: how it was asked for and the engine
+	// constants that shaped its calls (JSON).
+	Settings json.RawMessage
+	Judges   []Judge
+	Progress store.Progress
+	Summary  *store.RunSummary
+	Metrics  *store.RunMetrics
+	Tasks    []Task
+}
+
+// Judge is a run's frozen judge with its prompt template.
+type Judge struct {
+	store.RunJudge
+	PromptTemplate string `json:"prompt_template"`
+}
+
+// Task is a run's frozen copy of a task.
+type Task struct {
+	ID                       int64         `json:"id"`
+	TaskID                   string        `json:"task_id"`
+	Category                 string        `json:"category"`
+	Subcategory              string        `json:"subcategory,omitempty"`
+	Question                 string        `json:"question"`
+	Turns                    []string      `json:"turns,omitempty"`
+	SystemPrompt             string        `json:"system_prompt,omitempty"`
+	Reference                string        `json:"reference,omitempty"`
+	Excellent                string        `json:"excellent,omitempty"`
+	Good                     string        `json:"good,omitempty"`
+	Pass                     string        `json:"pass,omitempty"`
+	IncorrectAnswerDirection string        `json:"incorrect_answer_direction,omitempty"`
+	UseCase                  string        `json:"usecase,omitempty"`
+	Tags                     []string      `json:"tags,omitempty"`
+	Constraints              string        `json:"constraints,omitempty"`
+	Examples                 string        `json:"examples,omitempty"`
+	JudgeInstructions        string        `json:"judge_instructions,omitempty"`
+	Comments                 string        `json:"comments,omitempty"`
+	Checks                   []store.Check `json:"checks,omitempty"`
+}
+
+// Item is one (task, target, repeat) with its answer, scores and grade.
+type Item struct {
+	store.ItemView
+	Scores []Score `json:"scores"`
+	// GradeNotes accompany the human grade (ItemView.Grade).
+	GradeNotes string `json:"grade_notes,omitempty"`
+}
+
+// Score is one metric value from one judge or check.
+type Score struct {
+	Judge     string  `json:"judge"`
+	Metric    string  `json:"metric"`
+	Score     float64 `json:"score"`
+	Reasoning string  `json:"reasoning,omitempty"`
+}
+
+// perTaskLimit bounds the per-task aggregates of an export; items carry the rest.
+const perTaskLimit = 10_000
+
+// Load reads everything about a run except its items.
+func Load(ctx context.Context, st *store.Store, runID int64) (*Data, error) {
+	run, err := st.Run(ctx, runID)
+	if err != nil {
+		return nil, err
+	}
+	d := &Data{Run: run, Settings: json.RawMessage(`{}`)}
+	if run.Snapshot != "" && json.Valid([]byte(run.Snapshot)) {
+		d.Settings = json.RawMessage(run.Snapshot)
+	}
+	judges, err := st.RunJudges(ctx, runID)
+	if err != nil {
+		return nil, err
+	}
+	for _, j := range judges {
+		d.Judges = append(d.Judges, Judge{RunJudge: j, PromptTemplate: j.PromptTemplate})
+	}
+	if d.Progress, err = st.RunProgress(ctx, runID); err != nil {
+		return nil, err
+	}
+	if d.Summary, err = st.RunSummary(ctx, runID, perTaskLimit); err != nil {
+		return nil, err
+	}
+	if d.Summary.Breakdown, err = st.RunBreakdown(ctx, runID); err != nil {
+		return nil, err
+	}
+	d.Summary.Models = store.OverallScores(d.Summary.Breakdown, judges, run.Options.Weights, d.Summary.PerModel)
+	d.Summary.BestOverall, d.Summary.BestValue = store.Best(d.Summary.Models)
+	if d.Metrics, err = st.RunMetricValues(ctx, runID); err != nil {
+		return nil, err
+	}
+	tasks, err := st.RunTaskList(ctx, runID)
+	if err != nil {
+		return nil, err
+	}
+	d.Tasks = make([]Task, len(tasks))
+	for i, t := range tasks {
+		d.Tasks[i] = Task{ID: t.ID, TaskID: t.TaskKey, Category: t.Category, Subcategory: t.Subcategory, Question: t.Question,
+			Turns: t.Turns, SystemPrompt: t.SystemPrompt, Reference: t.Reference, Excellent: t.Excellent, Good: t.Good,
+			Pass: t.Pass, IncorrectAnswerDirection: t.IncorrectAnswerDirection, UseCase: t.UseCase, Tags: t.Tags,
+			Constraints: t.Constraints, Examples: t.Examples, JudgeInstructions: t.JudgeInstructions, Comments: t.Comments,
+			Checks: t.Checks}
+	}
+	return d, nil
+}
+
+// itemBatch is how many items share one scores query.
+const itemBatch = 500
+
+// EachItem streams a run's items in id order with their scores and grade notes.
+func EachItem(ctx context.Context, st *store.Store, runID int64, fn func(*Item) error) error {
+	batch := make([]Item, 0, itemBatch)
+	flush := func() error {
+		if len(batch) == 0 {
+			return nil
+		}
+		ids := make([]int64, len(batch))
+		for i := range batch {
+			ids[i] = batch[i].ID
+		}
+		scores, err := st.ItemsScores(ctx, ids)
+		if err != nil {
+			return err
+		}
+		grades, err := st.ItemsGrades(ctx, ids)
+		if err != nil {
+			return err
+		}
+		for i := range batch {
+			it := &batch[i]
+			it.Scores = make([]Score, 0, len(scores[it.ID]))
+			for _, s := range scores[it.ID] {
+				it.Scores = append(it.Scores, Score{Judge: s.Judge, Metric: s.Metric, Score: s.Score, Reasoning: s.Reasoning})
+			}
+			it.GradeNotes = grades[it.ID].Notes
+			if err := fn(it); err != nil {
+				return err
+			}
+		}
+		batch = batch[:0]
+		return nil
+	}
+	err := st.EachRunItem(ctx, runID, func(v *store.ItemView) error {
+		batch = append(batch, Item{ItemView: *v})
+		if len(batch) == itemBatch {
+			return flush()
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	return flush()
+}
+
+// WriteJSON writes the JSON export of one run (an object of format
+// FormatRun) or of several (FormatRuns: {"runs": [...]}), streaming items.
+func WriteJSON(ctx context.Context, w io.Writer, st *store.Store, runIDs ...int64) error {
+	if len(runIDs) == 0 {
+		return fmt.Errorf("report: no run to export")
+	}
+	bw := bufio.NewWriterSize(w, 64<<10)
+	if len(runIDs) == 1 {
+		if err := writeRunJSON(ctx, bw, st, runIDs[0]); err != nil {
+			return err
+		}
+		bw.WriteString("\n")
+		return bw.Flush()
+	}
+	fmt.Fprintf(bw, "{\"format\":%q,\"exported_at\":%s,\"runs\":[\n", FormatRuns, mustJSON(time.Now().UTC().Truncate(time.Second)))
+	for i, id := range runIDs {
+		if i > 0 {
+			bw.WriteString(",\n")
+		}
+		if err := writeRunJSON(ctx, bw, st, id); err != nil {
+			return err
+		}
+	}
+	bw.WriteString("\n]}\n")
+	return bw.Flush()
+}
+
+func mustJSON(v any) []byte {
+	b, err := json.Marshal(v)
+	if err != nil {
+		panic(fmt.Sprintf("report: encode %T: %v", v, err)) // plain data always encodes
+	}
+	return b
+}
+
+func writeRunJSON(ctx context.Context, w *bufio.Writer, st *store.Store, runID int64) error {
+	d, err := Load(ctx, st, runID)
+	if err != nil {
+		return err
+	}
+	head := []struct {
+		key string
+		val any
+	}{
+		{"format", FormatRun}, {"exported_at", time.Now().UTC().Truncate(time.Second)},
+		{"run", d.Run}, {"settings", d.Settings}, {"judges", d.Judges}, {"progress", d.Progress},
+		{"summary", d.Summary}, {"metrics", d.Metrics}, {"tasks", d.Tasks},
+	}
+	w.WriteString("{")
+	for i, h := range head {
+		if i > 0 {
+			w.WriteString(",")
+		}
+		fmt.Fprintf(w, "\n%q:", h.key)
+		w.Write(mustJSON(h.val))
+	}
+	w.WriteString(",\n\"items\":[")
+	n := 0
+	err = EachItem(ctx, st, runID, func(it *Item) error {
+		if n > 0 {
+			w.WriteString(",")
+		}
+		n++
+		w.WriteString("\n")
+		_, err := w.Write(mustJSON(it))
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	w.WriteString("\n]}")
+	return nil
+}

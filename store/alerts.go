@@ -1,0 +1,667 @@
+package store
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"net/mail"
+	"net/url"
+	"slices"
+	"strings"
+	"time"
+
+	"gorm.io/gorm"
+)
+
+// AlertConditions are the conditions of seed 002 §7.4.
+var AlertConditions = []string{"LESS_THAN", "GREATER_THAN", "EQUALS", "NOT_EQUALS",
+	"PERCENTAGE_DROP", "PERCENTAGE_RISE", "ANOMALY_DETECTED"}
+
+// Severities of an alert, mildest first.
+var Severities = []string{"INFO", "WARNING", "CRITICAL"}
+
+// ChannelTypes are the ways a notification is sent.
+var ChannelTypes = []string{"in_app", "webhook", "slack", "teams", "email"}
+
+// Delivery statuses.
+const (
+	DeliveryPending       = "PENDING"
+	DeliverySending       = "SENDING"
+	DeliverySent          = "SENT"
+	DeliveryFailed        = "FAILED"
+	DeliveryNotConfigured = "NOT_CONFIGURED"
+)
+
+// Channel is where an alert's notifications go: in_app, or a webhook,
+// Slack or Teams URL, or e-mail addresses (To, comma-separated).
+type Channel struct {
+	Type string `json:"type"`
+	URL  string `json:"url,omitempty"`
+	To   string `json:"to,omitempty"`
+}
+
+// Alert watches a KPI or a metric of each finished run (seed 002 §7).
+type Alert struct {
+	ID      int64  `json:"id"`
+	Name    string `json:"name"`
+	Enabled bool   `json:"enabled"`
+	KPIID   *int64 `json:"kpi_id" gorm:"column:kpi_id"`
+	Metric  string `json:"metric"`
+	// Model is "" for the whole run, "*" for each model, or one model
+	// ("provider / model", or the model alone).
+	Model     string  `json:"model"`
+	Condition string  `json:"condition"`
+	Threshold float64 `json:"threshold"`
+	// BaselineRuns is N: PERCENTAGE_* and ANOMALY_DETECTED compare with the N previous runs.
+	BaselineRuns int       `json:"baseline_runs"`
+	Severity     string    `json:"severity"`
+	Channels     []Channel `json:"channels" gorm:"-"`
+	ChannelsRaw  string    `json:"-" gorm:"column:channels"`
+	// CollectionID and ScheduleID limit a metric alert to those runs.
+	CollectionID *int64    `json:"collection_id"`
+	ScheduleID   *int64    `json:"schedule_id"`
+	CreatedAt    time.Time `json:"created_at"`
+	UpdatedAt    time.Time `json:"updated_at"`
+}
+
+// TableName maps Alert to alerts.
+func (Alert) TableName() string { return "alerts" }
+
+// Subject names what the alert watches: the KPI's name or the metric.
+func (a *Alert) Subject(kpiName string) string {
+	if a.KPIID != nil {
+		return kpiName
+	}
+	return a.Metric
+}
+
+// AlertInput is what a user sends to create or replace an alert.
+type AlertInput struct {
+	Name         string    `json:"name"`
+	Enabled      *bool     `json:"enabled"`
+	KPIID        *int64    `json:"kpi_id"`
+	Metric       string    `json:"metric"`
+	Model        string    `json:"model"`
+	Condition    string    `json:"condition"`
+	Threshold    *float64  `json:"threshold"`
+	BaselineRuns int       `json:"baseline_runs"`
+	Severity     string    `json:"severity"`
+	Channels     []Channel `json:"channels"`
+	CollectionID *int64    `json:"collection_id"`
+	ScheduleID   *int64    `json:"schedule_id"`
+}
+
+// DefaultAnomalyK is the k of ANOMALY_DETECTED (mean ± k·sd) when no threshold is given.
+const DefaultAnomalyK = 3
+
+func (s *Store) normalizeAlert(ctx context.Context, in *AlertInput) error {
+	in.Name = strings.TrimSpace(in.Name)
+	in.Metric = strings.ToLower(strings.TrimSpace(in.Metric))
+	in.Model = strings.TrimSpace(in.Model)
+	in.Condition = strings.ToUpper(strings.TrimSpace(in.Condition))
+	in.Severity = strings.ToUpper(strings.TrimSpace(in.Severity))
+	if in.Severity == "" {
+		in.Severity = "WARNING"
+	}
+	if in.BaselineRuns == 0 {
+		in.BaselineRuns = 5
+	}
+	switch {
+	case in.Name == "":
+		return invalid("name", "is required")
+	case len(in.Name) > 255:
+		return invalid("name", "is longer than 255 characters")
+	case in.KPIID == nil && in.Metric == "":
+		return invalid("kpi_id", "pick a KPI (kpi_id) or a metric to watch")
+	case in.KPIID != nil && in.Metric != "":
+		return invalid("metric", "watch a KPI (kpi_id) or a metric, not both")
+	case len(in.Model) > 500:
+		return invalid("model", "is longer than 500 characters")
+	case !slices.Contains(AlertConditions, in.Condition):
+		return invalid("condition", "must be one of %s", strings.Join(AlertConditions, ", "))
+	case !slices.Contains(Severities, in.Severity):
+		return invalid("severity", "must be INFO, WARNING or CRITICAL")
+	case in.BaselineRuns < 1 || in.BaselineRuns > 100:
+		return invalid("baseline_runs", "must be within 1…100")
+	case in.Condition == "ANOMALY_DETECTED" && in.BaselineRuns < 2:
+		return invalid("baseline_runs", "ANOMALY_DETECTED needs at least 2 runs to measure a standard deviation")
+	case in.KPIID != nil && (in.CollectionID != nil || in.ScheduleID != nil):
+		return invalid("kpi_id", "a KPI alert follows the KPI's own collection or schedule; leave collection_id and schedule_id empty")
+	case in.CollectionID != nil && in.ScheduleID != nil:
+		return invalid("schedule_id", "limit the alert to a collection or a schedule, not both")
+	}
+	if in.Threshold == nil {
+		switch in.Condition {
+		case "ANOMALY_DETECTED":
+			k := float64(DefaultAnomalyK)
+			in.Threshold = &k
+		default:
+			return invalid("threshold", "is required for %s", in.Condition)
+		}
+	}
+	th := *in.Threshold
+	switch {
+	case math.IsNaN(th) || math.IsInf(th, 0):
+		return invalid("threshold", "must be a finite number")
+	case (in.Condition == "PERCENTAGE_DROP" || in.Condition == "PERCENTAGE_RISE") && th < 0:
+		return invalid("threshold", "is a percentage (e.g. 10 for 10%%) and cannot be negative")
+	case in.Condition == "ANOMALY_DETECTED" && th <= 0:
+		return invalid("threshold", "is k, the number of standard deviations (e.g. 3), and must be positive")
+	}
+	if in.KPIID != nil {
+		var n int64
+		if err := s.conn(ctx).Model(&KPI{}).Where("id = ?", *in.KPIID).Count(&n).Error; err != nil {
+			return fmt.Errorf("store: alert kpi: %w", err)
+		}
+		if n == 0 {
+			return invalid("kpi_id", "no KPI with id %d", *in.KPIID)
+		}
+	} else {
+		known, err := s.KnownMetrics(ctx)
+		if err != nil {
+			return err
+		}
+		if !known[in.Metric] {
+			return invalid("metric", "unknown metric %q: use score, a judge metric such as accuracy, check_<type>, %s", in.Metric,
+				strings.Join(BuiltinMetrics[1:], ", "))
+		}
+	}
+	if err := s.checkScope(ctx, in.CollectionID, in.ScheduleID); err != nil {
+		return err
+	}
+	if len(in.Channels) == 0 {
+		in.Channels = []Channel{{Type: "in_app"}}
+	}
+	if len(in.Channels) > 20 {
+		return invalid("channels", "at most 20 channels")
+	}
+	for i := range in.Channels {
+		if err := normalizeChannel(&in.Channels[i], fmt.Sprintf("channels[%d]", i)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func normalizeChannel(c *Channel, field string) error {
+	c.Type = strings.ToLower(strings.TrimSpace(c.Type))
+	c.URL, c.To = strings.TrimSpace(c.URL), strings.TrimSpace(c.To)
+	switch c.Type {
+	case "in_app":
+		c.URL, c.To = "", ""
+	case "webhook", "slack", "teams":
+		u, err := url.Parse(c.URL)
+		if c.URL == "" || err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			return invalid(field+".url", "a %s channel needs an http(s) URL", c.Type)
+		}
+		if len(c.URL) > 2000 {
+			return invalid(field+".url", "is longer than 2,000 characters")
+		}
+		c.To = ""
+	case "email":
+		if c.To == "" {
+			return invalid(field+".to", "an email channel needs one or more addresses")
+		}
+		list, err := mail.ParseAddressList(c.To)
+		if err != nil || len(list) > 50 {
+			return invalid(field+".to", "is not a list of e-mail addresses: %q", c.To)
+		}
+		addrs := make([]string, len(list))
+		for i, a := range list {
+			addrs[i] = a.Address
+		}
+		c.To, c.URL = strings.Join(addrs, ", "), ""
+	default:
+		return invalid(field+".type", "must be one of in_app, webhook, slack, teams, email")
+	}
+	return nil
+}
+
+// sealChannels encodes channels with their URLs sealed (webhook URLs carry secrets).
+func (s *Store) sealChannels(chs []Channel) (string, error) {
+	out := make([]Channel, len(chs))
+	for i, c := range chs {
+		out[i] = c
+		if c.URL != "" {
+			sealed, err := s.box.Seal(c.URL)
+			if err != nil {
+				return "", fmt.Errorf("store: seal channel: %w", err)
+			}
+			out[i].URL = sealed
+		}
+	}
+	return mustJSON(out), nil
+}
+
+func (s *Store) openAlert(a *Alert) error {
+	a.Channels = []Channel{}
+	if a.ChannelsRaw == "" {
+		return nil
+	}
+	if err := json.Unmarshal([]byte(a.ChannelsRaw), &a.Channels); err != nil {
+		return fmt.Errorf("store: alert %d channels: %w", a.ID, err)
+	}
+	for i := range a.Channels {
+		if a.Channels[i].URL != "" {
+			plain, err := s.box.Open(a.Channels[i].URL)
+			if err != nil {
+				return fmt.Errorf("store: alert %d channel: %w", a.ID, err)
+			}
+			a.Channels[i].URL = plain
+		}
+	}
+	return nil
+}
+
+// Alerts lists the alerts by name.
+func (s *Store) Alerts(ctx context.Context) ([]Alert, error) {
+	out := []Alert{}
+	if err := s.conn(ctx).Order("name").Find(&out).Error; err != nil {
+		return nil, fmt.Errorf("store: alerts: %w", err)
+	}
+	for i := range out {
+		if err := s.openAlert(&out[i]); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// Alert returns one alert.
+func (s *Store) Alert(ctx context.Context, id int64) (*Alert, error) {
+	var a Alert
+	if err := s.conn(ctx).Take(&a, id).Error; err != nil {
+		return nil, fmt.Errorf("store: alert: %w", notFound(err, "alert", id))
+	}
+	return &a, s.openAlert(&a)
+}
+
+func (in AlertInput) enabled() bool { return in.Enabled == nil || *in.Enabled }
+
+// CreateAlert saves an alert. Channels default to in_app.
+func (s *Store) CreateAlert(ctx context.Context, in AlertInput) (*Alert, error) {
+	if err := s.normalizeAlert(ctx, &in); err != nil {
+		return nil, err
+	}
+	raw, err := s.sealChannels(in.Channels)
+	if err != nil {
+		return nil, err
+	}
+	now := s.now()
+	a := Alert{Name: in.Name, Enabled: in.enabled(), KPIID: in.KPIID, Metric: in.Metric, Model: in.Model,
+		Condition: in.Condition, Threshold: *in.Threshold, BaselineRuns: in.BaselineRuns, Severity: in.Severity,
+		ChannelsRaw: raw, CollectionID: in.CollectionID, ScheduleID: in.ScheduleID, CreatedAt: now, UpdatedAt: now}
+	if err := s.conn(ctx).Create(&a).Error; err != nil {
+		if errors.Is(err, gorm.ErrDuplicatedKey) {
+			return nil, conflict("an alert named %q already exists", in.Name)
+		}
+		return nil, fmt.Errorf("store: create alert: %w", err)
+	}
+	return s.Alert(ctx, a.ID)
+}
+
+// UpdateAlert replaces an alert's settings.
+func (s *Store) UpdateAlert(ctx context.Context, id int64, in AlertInput) (*Alert, error) {
+	if err := s.normalizeAlert(ctx, &in); err != nil {
+		return nil, err
+	}
+	raw, err := s.sealChannels(in.Channels)
+	if err != nil {
+		return nil, err
+	}
+	res := s.conn(ctx).Model(&Alert{}).Where("id = ?", id).Updates(map[string]any{
+		"name": in.Name, "enabled": in.enabled(), "kpi_id": in.KPIID, "metric": in.Metric, "model": in.Model,
+		"condition": in.Condition, "threshold": *in.Threshold, "baseline_runs": in.BaselineRuns, "severity": in.Severity,
+		"channels": raw, "collection_id": in.CollectionID, "schedule_id": in.ScheduleID, "updated_at": s.now()})
+	if res.Error != nil {
+		if errors.Is(res.Error, gorm.ErrDuplicatedKey) {
+			return nil, conflict("an alert named %q already exists", in.Name)
+		}
+		return nil, fmt.Errorf("store: update alert: %w", res.Error)
+	}
+	if res.RowsAffected == 0 {
+		return nil, fmt.Errorf("store: update alert: %w", &NotFoundError{What: "alert", ID: id})
+	}
+	return s.Alert(ctx, id)
+}
+
+// DeleteAlert removes an alert; its notifications stay.
+func (s *Store) DeleteAlert(ctx context.Context, id int64) error {
+	res := s.conn(ctx).Delete(&Alert{}, id)
+	if res.Error != nil {
+		return fmt.Errorf("store: delete alert: %w", res.Error)
+	}
+	if res.RowsAffected == 0 {
+		return fmt.Errorf("store: delete alert: %w", &NotFoundError{What: "alert", ID: id})
+	}
+	return nil
+}
+
+// AlertsForRun lists the enabled alerts that watch a run: created before
+// it finished, and (for metric alerts) in its collection or schedule when
+// limited to one. KPI alerts apply where their KPI has values.
+func (s *Store) AlertsForRun(ctx context.Context, run *Run, finishedAt time.Time) ([]Alert, error) {
+	sched := int64(-1)
+	if run.ScheduleID != nil {
+		sched = *run.ScheduleID
+	}
+	var out []Alert
+	err := s.conn(ctx).Where("enabled AND created_at <= ?", finishedAt.UTC()).
+		Where(`(collection_id IS NULL AND schedule_id IS NULL) OR schedule_id = ?
+			OR collection_id IN (SELECT collection_id FROM run_collections WHERE run_id = ? AND collection_id IS NOT NULL)`, sched, run.ID).
+		Order("id").Find(&out).Error
+	if err != nil {
+		return nil, fmt.Errorf("store: alerts for run: %w", err)
+	}
+	for i := range out {
+		if err := s.openAlert(&out[i]); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// BaselineQuery picks the previous values an alert compares with.
+type BaselineQuery struct {
+	// KPIID set: the KPI's values; otherwise Metric's.
+	KPIID  *int64
+	Metric string
+	// Model "" is the whole run; ByName matches the model without its provider.
+	Model  string
+	ByName bool
+	// BeforeRunID: only runs created before this one.
+	BeforeRunID int64
+	N           int
+	// CollectionID, ScheduleID limit a metric's runs.
+	CollectionID, ScheduleID *int64
+}
+
+// Baseline returns the values of up to N runs before the given one, newest first.
+func (s *Store) Baseline(ctx context.Context, q BaselineQuery) ([]float64, error) {
+	col := "model"
+	if q.ByName {
+		col = "model_name"
+	}
+	var vals []float64
+	var db *gorm.DB
+	if q.KPIID != nil {
+		db = s.conn(ctx).Model(&KPIValue{}).Where("kpi_id = ? AND value IS NOT NULL", *q.KPIID)
+	} else {
+		db = kpiScope(s.conn(ctx).Model(&RunMetric{}).Where("metric = ?", q.Metric), "run_id", q.CollectionID, q.ScheduleID)
+	}
+	err := db.Where(col+" = ? AND run_id < ?", q.Model, q.BeforeRunID).
+		Where("run_id IN (SELECT id FROM runs WHERE status IN ?)", []RunStatus{RunFinished, RunFailed}).
+		Order("run_id DESC").Limit(max(q.N, 1)).Pluck("value", &vals).Error
+	if err != nil {
+		return nil, fmt.Errorf("store: baseline: %w", err)
+	}
+	return vals, nil
+}
+
+// Notification is an alert firing or a schedule event, shown in the app
+// and sent through the alert's channels.
+type Notification struct {
+	ID         int64  `json:"id"`
+	Kind       string `json:"kind"`
+	AlertID    *int64 `json:"alert_id"`
+	RunID      *int64 `json:"run_id"`
+	ScheduleID *int64 `json:"schedule_id"`
+	KPIID      *int64 `json:"kpi_id" gorm:"column:kpi_id"`
+	Severity   string `json:"severity"`
+	Title      string `json:"title"`
+	Message    string `json:"message"`
+	// Subject is the KPI's name or the metric; Model the model watched ("" the whole run).
+	Subject   string   `json:"subject"`
+	Model     string   `json:"model"`
+	Condition string   `json:"condition"`
+	Value     *float64 `json:"value"`
+	Threshold *float64 `json:"threshold"`
+	// Baseline is the mean of the BaselineN previous runs, with their sd.
+	Baseline   *float64   `json:"baseline"`
+	BaselineSD *float64   `json:"baseline_sd" gorm:"column:baseline_sd"`
+	BaselineN  int        `json:"baseline_n" gorm:"column:baseline_n"`
+	ReadAt     *time.Time `json:"read_at"`
+	CreatedAt  time.Time  `json:"created_at"`
+	// AlertName is the alert's current name, when it still exists.
+	AlertName  string     `json:"alert_name,omitempty" gorm:"->;-:migration"`
+	Deliveries []Delivery `json:"deliveries" gorm:"foreignKey:NotificationID"`
+}
+
+// Delivery is one notification sent (or to send) through one channel.
+type Delivery struct {
+	ID             int64      `json:"id"`
+	NotificationID int64      `json:"notification_id"`
+	Channel        string     `json:"channel"`
+	Target         string     `json:"target"`
+	Status         string     `json:"status"`
+	Attempts       int        `json:"attempts"`
+	NextAttemptAt  *time.Time `json:"next_attempt_at"`
+	WorkerID       string     `json:"-"`
+	LeaseUntil     *time.Time `json:"-"`
+	LastError      string     `json:"last_error"`
+	ResponseCode   *int       `json:"response_code"`
+	CreatedAt      time.Time  `json:"created_at"`
+	UpdatedAt      time.Time  `json:"updated_at"`
+	SentAt         *time.Time `json:"sent_at"`
+}
+
+// CreateNotification stores a notification with one delivery per channel,
+// in one transaction. An in_app channel is delivered at once; without one
+// the notification starts read, so it is listed but not counted as unread.
+func (s *Store) CreateNotification(ctx context.Context, n *Notification, channels []Channel, now time.Time) error {
+	now = now.UTC()
+	n.CreatedAt = now
+	inApp := false
+	var ds []Delivery
+	for _, c := range channels {
+		d := Delivery{Channel: c.Type, Status: DeliveryPending, NextAttemptAt: &now, CreatedAt: now, UpdatedAt: now}
+		switch c.Type {
+		case "in_app":
+			inApp = true
+			d.Status, d.SentAt, d.NextAttemptAt = DeliverySent, &now, nil
+		case "email":
+			d.Target = c.To
+		default:
+			sealed, err := s.box.Seal(c.URL)
+			if err != nil {
+				return fmt.Errorf("store: seal delivery target: %w", err)
+			}
+			d.Target = sealed
+		}
+		ds = append(ds, d)
+	}
+	if !inApp {
+		n.ReadAt = &now
+	}
+	return s.Transact(ctx, func(tx *Store) error {
+		if err := tx.conn(ctx).Omit("Deliveries", "AlertName").Create(n).Error; err != nil {
+			return fmt.Errorf("store: create notification: %w", err)
+		}
+		for i := range ds {
+			ds[i].NotificationID = n.ID
+		}
+		if len(ds) > 0 {
+			if err := tx.conn(ctx).Create(&ds).Error; err != nil {
+				return fmt.Errorf("store: create deliveries: %w", err)
+			}
+		}
+		n.Deliveries = ds
+		return nil
+	})
+}
+
+// NotificationFilter narrows and pages the notification list.
+type NotificationFilter struct {
+	UnreadOnly bool
+	AlertID    int64
+	ScheduleID int64
+	RunID      int64
+	Page       int
+	PerPage    int
+}
+
+// Notifications lists notifications, newest first, with their deliveries
+// (URLs shown by host only: a webhook URL is a secret).
+func (s *Store) Notifications(ctx context.Context, f NotificationFilter) (Page[Notification], error) {
+	page, perPage := normPage(f.Page, f.PerPage, 50)
+	out := Page[Notification]{Page: page, PerPage: perPage, Items: []Notification{}}
+	q := s.conn(ctx).Model(&Notification{})
+	if f.UnreadOnly {
+		q = q.Where("read_at IS NULL")
+	}
+	if f.AlertID != 0 {
+		q = q.Where("alert_id = ?", f.AlertID)
+	}
+	if f.ScheduleID != 0 {
+		q = q.Where("schedule_id = ?", f.ScheduleID)
+	}
+	if f.RunID != 0 {
+		q = q.Where("run_id = ?", f.RunID)
+	}
+	if err := q.Session(&gorm.Session{}).Count(&out.Total).Error; err != nil {
+		return out, fmt.Errorf("store: count notifications: %w", err)
+	}
+	err := q.Select("notifications.*, COALESCE((SELECT name FROM alerts WHERE alerts.id = notifications.alert_id), '') AS alert_name").
+		Preload("Deliveries", func(db *gorm.DB) *gorm.DB { return db.Order("id") }).
+		Order("id DESC").Offset((page - 1) * perPage).Limit(perPage).Find(&out.Items).Error
+	if err != nil {
+		return out, fmt.Errorf("store: notifications: %w", err)
+	}
+	for i := range out.Items {
+		for j := range out.Items[i].Deliveries {
+			d := &out.Items[i].Deliveries[j]
+			d.Target = s.displayTarget(d)
+		}
+	}
+	return out, nil
+}
+
+// displayTarget shows a delivery's target without its secret parts.
+func (s *Store) displayTarget(d *Delivery) string {
+	switch d.Channel {
+	case "email", "in_app":
+		return d.Target
+	}
+	plain, err := s.box.Open(d.Target)
+	if err != nil {
+		return "(unreadable)"
+	}
+	u, err := url.Parse(plain)
+	if err != nil {
+		return "(invalid URL)"
+	}
+	return u.Scheme + "://" + u.Host + "/…"
+}
+
+// Notification returns one notification with its deliveries.
+func (s *Store) Notification(ctx context.Context, id int64) (*Notification, error) {
+	var n Notification
+	err := s.conn(ctx).Preload("Deliveries", func(db *gorm.DB) *gorm.DB { return db.Order("id") }).Take(&n, id).Error
+	if err != nil {
+		return nil, fmt.Errorf("store: notification: %w", notFound(err, "notification", id))
+	}
+	for j := range n.Deliveries {
+		n.Deliveries[j].Target = s.displayTarget(&n.Deliveries[j])
+	}
+	return &n, nil
+}
+
+// UnreadNotifications counts the unread notifications.
+func (s *Store) UnreadNotifications(ctx context.Context) (int64, error) {
+	var n int64
+	if err := s.conn(ctx).Model(&Notification{}).Where("read_at IS NULL").Count(&n).Error; err != nil {
+		return 0, fmt.Errorf("store: unread notifications: %w", err)
+	}
+	return n, nil
+}
+
+// MarkNotificationsRead marks the given notifications read, or all when ids is empty.
+func (s *Store) MarkNotificationsRead(ctx context.Context, ids []int64) (int64, error) {
+	q := s.conn(ctx).Model(&Notification{}).Where("read_at IS NULL")
+	if len(ids) > 0 {
+		q = q.Where("id IN ?", ids)
+	}
+	res := q.Update("read_at", s.now())
+	if res.Error != nil {
+		return 0, fmt.Errorf("store: mark notifications read: %w", res.Error)
+	}
+	return res.RowsAffected, nil
+}
+
+// ClaimDeliveries claims up to limit deliveries that are due (PENDING with
+// next_attempt_at passed, or SENDING by a sender whose lease ran out):
+// they become SENDING for this worker with one more attempt. Target holds
+// the plain URL or addresses.
+func (s *Store) ClaimDeliveries(ctx context.Context, workerID string, lease time.Duration, limit int, now time.Time) ([]Delivery, error) {
+	now = now.UTC()
+	var out []Delivery
+	err := s.Transact(ctx, func(tx *Store) error {
+		lock := ""
+		if s.dialect == Postgres {
+			lock = " FOR UPDATE SKIP LOCKED"
+		}
+		return tx.conn(ctx).Raw(`UPDATE deliveries SET status = 'SENDING', worker_id = ?, lease_until = ?, attempts = attempts + 1, updated_at = ?
+			WHERE id IN (SELECT id FROM deliveries WHERE (status = 'PENDING' AND next_attempt_at <= ?)
+				OR (status = 'SENDING' AND lease_until < ?) ORDER BY next_attempt_at, id LIMIT ?`+lock+`)
+			RETURNING *`, workerID, now.Add(lease), now, now, now, max(limit, 1)).Scan(&out).Error
+	})
+	if err != nil {
+		return nil, fmt.Errorf("store: claim deliveries: %w", err)
+	}
+	for i := range out {
+		d := &out[i]
+		if d.Channel != "email" && d.Channel != "in_app" {
+			plain, err := s.box.Open(d.Target)
+			if err != nil {
+				return out, fmt.Errorf("store: open delivery %d target: %w", d.ID, err)
+			}
+			d.Target = plain
+		}
+	}
+	slices.SortFunc(out, func(a, b Delivery) int { return int(a.ID - b.ID) })
+	return out, nil
+}
+
+// DeliveryResult is the outcome of one delivery attempt.
+type DeliveryResult struct {
+	// Status is SENT, FAILED, NOT_CONFIGURED, or PENDING to retry at RetryAt.
+	Status       string
+	RetryAt      time.Time
+	Error        string
+	ResponseCode *int
+}
+
+// FinishDelivery records an attempt's outcome, if the claim still holds
+// (same worker and attempt); it reports whether it did.
+func (s *Store) FinishDelivery(ctx context.Context, d *Delivery, r DeliveryResult, now time.Time) (bool, error) {
+	now = now.UTC()
+	updates := map[string]any{"status": r.Status, "last_error": clipMessage(r.Error, 2000), "response_code": r.ResponseCode,
+		"lease_until": nil, "updated_at": now, "next_attempt_at": nil}
+	switch r.Status {
+	case DeliverySent:
+		updates["sent_at"] = now
+	case DeliveryPending:
+		updates["next_attempt_at"] = r.RetryAt.UTC()
+	}
+	res := s.conn(ctx).Model(&Delivery{}).Where("id = ? AND status = ? AND worker_id = ? AND attempts = ?",
+		d.ID, DeliverySending, d.WorkerID, d.Attempts).Updates(updates)
+	if res.Error != nil {
+		return false, fmt.Errorf("store: finish delivery: %w", res.Error)
+	}
+	return res.RowsAffected == 1, nil
+}
+
+// NextDeliveryAt returns when the earliest pending delivery is due, or nil.
+func (s *Store) NextDeliveryAt(ctx context.Context) (*time.Time, error) {
+	var ds []Delivery
+	if err := s.conn(ctx).Select("id", "next_attempt_at").Where("status = ?", DeliveryPending).
+		Order("next_attempt_at").Limit(1).Find(&ds).Error; err != nil {
+		return nil, fmt.Errorf("store: next delivery: %w", err)
+	}
+	if len(ds) == 0 {
+		return nil, nil
+	}
+	return ds[0].NextAttemptAt, nil
+}

@@ -1,0 +1,204 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"strings"
+
+	"gorm.io/gorm"
+)
+
+// Task selection modes of the query picker (seed 001): every task of the
+// run's collections, or N of them from the top or bottom (in task_id order)
+// or at random with a seed, so the same seed picks the same tasks.
+const (
+	SelectAll    = "all"
+	SelectTop    = "top"
+	SelectBottom = "bottom"
+	SelectRandom = "random"
+)
+
+// SelectionModes lists the modes in display order.
+var SelectionModes = []string{SelectAll, SelectTop, SelectBottom, SelectRandom}
+
+// TaskSelection picks which of the run's collection tasks it runs (among
+// the hand-picked task_ids, when the run has them).
+type TaskSelection struct {
+	Mode string `json:"mode"`
+	N    int    `json:"n,omitempty"`
+	// Seed makes a random pick repeatable; the same seed and tasks pick the same subset.
+	Seed int64 `json:"seed,omitempty"`
+}
+
+// maxRunTasks bounds hand-picked lists; bigger runs pick whole collections.
+const maxRunTasks = 100_000
+
+// normalizeSelection checks the run's tags, its targets' tags, the task
+// selection and the hand-picked task ids.
+func (in *RunInput) normalizeSelection() error {
+	tags, err := normTags("tags", in.Tags)
+	if err != nil {
+		return err
+	}
+	in.Tags = tags
+	for i := range in.Targets {
+		tt, err := normTags(fmt.Sprintf("targets[%d].tags", i), in.Targets[i].Tags)
+		if err != nil {
+			return err
+		}
+		in.Targets[i].Tags = tt
+	}
+	if sel := in.TaskSelection; sel != nil {
+		sel.Mode = strings.ToLower(strings.TrimSpace(sel.Mode))
+		switch sel.Mode {
+		case "", SelectAll:
+			sel.Mode = SelectAll
+		case SelectTop, SelectBottom, SelectRandom:
+			if sel.N < 1 {
+				return invalid("task_selection.n", "pick at least 1 task (mode %s)", sel.Mode)
+			}
+		default:
+			return invalid("task_selection.mode", "must be all, top, bottom or random")
+		}
+	}
+	if len(in.TaskIDs) > maxRunTasks {
+		return invalid("task_ids", "at most %d hand-picked tasks", maxRunTasks)
+	}
+	return nil
+}
+
+// picksAll reports whether the run takes every task of its collections.
+func (in *RunInput) picksAll() bool {
+	return len(in.TaskIDs) == 0 && (in.TaskSelection == nil || in.TaskSelection.Mode == SelectAll)
+}
+
+// freezeTasks copies the run's tasks into run_tasks, in task_id order: every
+// task of the chosen collections once (even when it sits in several), or
+// the ones the task selection or the hand-picked ids choose among them.
+func (s *Store) freezeTasks(ctx context.Context, runID int64, in RunInput) error {
+	insert := `INSERT INTO run_tasks (run_id, task_id, ` + runTaskColumns + `)
+			SELECT ?, t.id, ` + runTaskColumnsOfT + `
+			FROM tasks t WHERE `
+	if in.picksAll() {
+		err := s.conn(ctx).Exec(insert+`t.id IN (SELECT task_id FROM collection_tasks WHERE collection_id IN ?)
+			ORDER BY t.task_key`, runID, in.CollectionIDs).Error
+		if err != nil {
+			return fmt.Errorf("store: freeze run tasks: %w", err)
+		}
+		return nil
+	}
+	type cand struct {
+		ID      int64
+		TaskKey string
+	}
+	var cands []cand
+	err := s.conn(ctx).Model(&Task{}).Select("id, task_key").
+		Where("id IN (SELECT task_id FROM collection_tasks WHERE collection_id IN ?)", in.CollectionIDs).
+		Order("task_key").Scan(&cands).Error
+	if err != nil {
+		return fmt.Errorf("store: run task candidates: %w", err)
+	}
+	if len(in.TaskIDs) > 0 {
+		// Hand-picked: the pool is these tasks, which must be in the collections.
+		ids, err := s.ResolveTaskRefs(ctx, "task_ids", in.TaskIDs)
+		if err != nil {
+			return err
+		}
+		picked := make(map[int64]bool, len(ids))
+		for _, id := range ids {
+			picked[id] = true
+		}
+		pool := cands[:0:0]
+		for _, c := range cands {
+			if picked[c.ID] {
+				pool = append(pool, c)
+				delete(picked, c.ID)
+			}
+		}
+		if len(picked) > 0 {
+			var ids []int64
+			for id := range picked {
+				ids = append(ids, id)
+			}
+			var outside []string
+			if err := s.conn(ctx).Model(&Task{}).Where("id IN ?", ids[:min(len(ids), 50)]).Order("task_key").
+				Pluck("task_key", &outside).Error; err != nil {
+				return fmt.Errorf("store: run task candidates: %w", err)
+			}
+			if len(ids) > 50 {
+				outside = append(outside, fmt.Sprintf("and %d more", len(ids)-50))
+			}
+			return invalid("task_ids", "not in the chosen collections: %s", strings.Join(outside, ", "))
+		}
+		cands = pool
+	}
+	chosen := map[int64]bool{}
+	switch sel := in.TaskSelection; {
+	case sel == nil || sel.Mode == SelectAll:
+		for _, c := range cands {
+			chosen[c.ID] = true
+		}
+	case sel.Mode == SelectTop:
+		for _, c := range cands[:min(sel.N, len(cands))] {
+			chosen[c.ID] = true
+		}
+	case sel.Mode == SelectBottom:
+		for _, c := range cands[len(cands)-min(sel.N, len(cands)):] {
+			chosen[c.ID] = true
+		}
+	case sel.Mode == SelectRandom:
+		order := make([]int, len(cands))
+		for i := range order {
+			order[i] = i
+		}
+		r := rand.New(rand.NewPCG(uint64(sel.Seed), 0x7472696275_6e616c))
+		r.Shuffle(len(order), func(i, j int) { order[i], order[j] = order[j], order[i] })
+		for _, i := range order[:min(sel.N, len(order))] {
+			chosen[cands[i].ID] = true
+		}
+	}
+	var picked []int64 // in task_id order, so run_tasks ids follow it across chunks
+	for _, c := range cands {
+		if chosen[c.ID] {
+			picked = append(picked, c.ID)
+		}
+	}
+	return inChunks(picked, func(part []int64) error {
+		if err := s.conn(ctx).Exec(insert+`t.id IN ? ORDER BY t.task_key`, runID, part).Error; err != nil {
+			return fmt.Errorf("store: freeze run tasks: %w", err)
+		}
+		return nil
+	})
+}
+
+// runTaskColumnsOfT is runTaskColumns read from the tasks table aliased t.
+var runTaskColumnsOfT = prefixed("t.", runTaskColumns)
+
+// TaskBrief names a task for pickers.
+type TaskBrief struct {
+	ID       int64  `json:"id"`
+	TaskKey  string `json:"task_id"`
+	Category string `json:"category"`
+	Question string `json:"question"`
+}
+
+// CollectionsTasks lists the tasks of the collections in task_id order (at
+// most limit), with how many there are in all: the query picker's list.
+func (s *Store) CollectionsTasks(ctx context.Context, collectionIDs []int64, limit int) ([]TaskBrief, int64, error) {
+	out := []TaskBrief{}
+	if len(collectionIDs) == 0 {
+		return out, 0, nil
+	}
+	q := func() *gorm.DB {
+		return s.conn(ctx).Model(&Task{}).Where("id IN (SELECT task_id FROM collection_tasks WHERE collection_id IN ?)", collectionIDs)
+	}
+	var total int64
+	if err := q().Count(&total).Error; err != nil {
+		return nil, 0, fmt.Errorf("store: collection tasks: %w", err)
+	}
+	if err := q().Select("id, task_key, category, question").Order("task_key").Limit(limit).Scan(&out).Error; err != nil {
+		return nil, 0, fmt.Errorf("store: collection tasks: %w", err)
+	}
+	return out, total, nil
+}
