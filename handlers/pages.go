@@ -600,7 +600,8 @@ func runFormInput(c echo.Context) (store.RunInput, views.NewRunForm, error) {
 	}
 	f := views.NewRunForm{Name: form.Get("name"), Selected: map[int64]bool{}, Panel: map[int64]bool{}, Checks: map[string]bool{},
 		Repeats: form.Get("repeats"), SystemPrompt: form.Get("system_prompt"), ChecksOnly: form.Get("checks_only") != ""}
-	in := store.RunInput{Name: form.Get("name"), TriggeredBy: "MANUAL", SystemPrompt: form.Get("system_prompt")}
+	in := store.RunInput{Name: form.Get("name"), TriggeredBy: "MANUAL", SystemPrompt: form.Get("system_prompt"), Pairwise: form.Get("pairwise") != ""}
+	f.Pairwise = in.Pairwise
 	parseID := func(field, v string) (int64, error) {
 		if strings.TrimSpace(v) == "" {
 			return 0, nil
@@ -887,6 +888,13 @@ func (h *Handler) resultsView(ctx context.Context, run *store.Run, sum *store.Ru
 		return v, err
 	}
 	v.Agreement, v.Analysis = &a.agreement, a.report
+	if run.Options.Pairwise {
+		pv, err := h.pairwiseView(ctx, run)
+		if err != nil {
+			return v, err
+		}
+		v.Pairwise = &pv
+	}
 	return v, nil
 }
 

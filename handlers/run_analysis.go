@@ -107,7 +107,15 @@ func (h *Handler) apiRunAnalysis(c echo.Context) error {
 	return c.JSON(http.StatusOK, a.report)
 }
 
-// judgeFlips is each judge's pairwise record; runs without pairwise judging have none.
+// judgeFlips is each judge's pairwise record: comparisons done and how many flipped.
 func (h *Handler) judgeFlips(ctx context.Context, runID int64) (map[int64]analysis.Flips, error) {
-	return map[int64]analysis.Flips{}, nil
+	list, err := h.store.RunJudgeFlips(ctx, runID)
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[int64]analysis.Flips, len(list))
+	for _, f := range list {
+		out[f.RunJudgeID] = analysis.Flips{Comparisons: f.Comparisons, Flipped: f.Flipped}
+	}
+	return out, nil
 }
