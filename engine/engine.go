@@ -55,7 +55,9 @@ type Engine struct {
 	mu        sync.Mutex
 	providers map[int64]cachedProvider
 	runs      map[int64]*runState
-	inflight  sync.WaitGroup
+	// ended holds, per slot key, items whose calls are over but unwritten (see callEnded).
+	ended    map[string]map[int64]struct{}
+	inflight sync.WaitGroup
 
 	// active caches the list of runs to work on; a control action clears it.
 	active        []store.Run
@@ -112,6 +114,7 @@ func New(cfg Config, st *store.Store, broker *Broker, logger *slog.Logger) *Engi
 		notify:     newNotifier(st, logger),
 		providers:  map[int64]cachedProvider{},
 		runs:       map[int64]*runState{},
+		ended:      map[string]map[int64]struct{}{},
 	}
 	e.logs = newLogBuffer(st, logger, e.changed)
 	return e
@@ -288,13 +291,47 @@ func (e *Engine) state(ctx context.Context, run *store.Run) (*runState, error) {
 
 func (e *Engine) freeSlots() int { return cap(e.slots) - len(e.slots) }
 
-// start runs fn in the background on one in-flight slot.
-func (e *Engine) start(fn func()) {
+// start runs fn in the background on one in-flight slot. fn may give the
+// slot back early with release (once its provider call has ended); it is
+// given back at the latest when fn returns.
+func (e *Engine) start(fn func(release func())) {
 	e.slots <- struct{}{}
 	e.inflight.Go(func() {
-		defer func() { <-e.slots; e.Wake() }()
-		fn()
+		var once sync.Once
+		release := func() { once.Do(func() { <-e.slots; e.Wake() }) }
+		defer release()
+		fn(release)
 	})
+}
+
+// callEnded marks an item whose provider call is over while its result is
+// still being written: the process slot is given back at once, and claims
+// on its (provider, model) stop counting it, so the next call starts while
+// this write commits. The returned func ends the mark once written.
+func (e *Engine) callEnded(it *store.Item, release func()) (written func()) {
+	e.mu.Lock()
+	if e.ended[it.SlotKey] == nil {
+		e.ended[it.SlotKey] = map[int64]struct{}{}
+	}
+	e.ended[it.SlotKey][it.ID] = struct{}{}
+	e.mu.Unlock()
+	release()
+	return func() {
+		e.mu.Lock()
+		delete(e.ended[it.SlotKey], it.ID)
+		e.mu.Unlock()
+	}
+}
+
+// endedCalls lists this process's items on a slot whose calls are over but unwritten.
+func (e *Engine) endedCalls(slotKey string) []int64 {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	ids := make([]int64, 0, len(e.ended[slotKey]))
+	for id := range e.ended[slotKey] {
+		ids = append(ids, id)
+	}
+	return ids
 }
 
 // dispatch claims what one run may start now and starts it.
@@ -373,7 +410,7 @@ func (e *Engine) dispatchBenchmark(ctx context.Context, run *store.Run, rs *runS
 		}
 		client := e.clientFunc(p)
 		target := *tg
-		e.start(func() { e.warmup(ctx, run.ID, &target, p, client) })
+		e.start(func(func()) { e.warmup(ctx, run.ID, &target, p, client) })
 		return false, nil
 	}
 	n := e.freeSlots()
@@ -382,7 +419,7 @@ func (e *Engine) dispatchBenchmark(ctx context.Context, run *store.Run, rs *runS
 	}
 	items, err := e.store.ClaimItems(ctx, store.ClaimParams{RunID: run.ID, TargetID: tg.ID, From: store.ItemNew,
 		To: store.ItemInProgress, WorkerID: e.cfg.WorkerID, Lease: e.cfg.Lease, Limit: n,
-		SlotKey: store.SlotKey(tg.ProviderID, tg.Model), SlotLimit: p.Concurrency})
+		SlotKey: store.SlotKey(tg.ProviderID, tg.Model), SlotLimit: p.Concurrency, Ended: e.endedCalls(store.SlotKey(tg.ProviderID, tg.Model))})
 	if err != nil || len(items) == 0 {
 		rs.current = nil // look again which target is current
 		return false, err
@@ -394,7 +431,7 @@ func (e *Engine) dispatchBenchmark(ctx context.Context, run *store.Run, rs *runS
 	client := e.clientFunc(p)
 	for i := range work {
 		w := &work[i]
-		e.start(func() { e.benchmark(ctx, rs, p, client, w) })
+		e.start(func(release func()) { e.benchmark(ctx, rs, p, client, w, release) })
 	}
 	return false, nil
 }
@@ -417,6 +454,7 @@ func (e *Engine) dispatchJudging(ctx context.Context, run *store.Run, rs *runSta
 			WorkerID: e.cfg.WorkerID, Lease: e.cfg.Lease, Limit: n, SlotKey: store.SlotKey(pj.ProviderID, pj.Model), JudgePos: &pos}
 		if perr == nil {
 			params.SlotLimit = p.Concurrency
+			params.Ended = e.endedCalls(params.SlotKey)
 		}
 		items, err := e.store.ClaimItems(ctx, params)
 		if err != nil {
@@ -446,7 +484,7 @@ func (e *Engine) dispatchJudging(ctx context.Context, run *store.Run, rs *runSta
 		last := pos == len(rs.judges)-1
 		for i := range work {
 			w := &work[i]
-			e.start(func() { e.judge(ctx, pj, last, p, client, w) })
+			e.start(func(release func()) { e.judge(ctx, pj, last, p, client, w, release) })
 		}
 	}
 	if !claimed {
@@ -566,7 +604,7 @@ func systemPrompt(w *store.WorkItem, opts store.RunOptions) string {
 	return cmp.Or(strings.TrimSpace(w.Task.SystemPrompt), strings.TrimSpace(w.Target.Settings.SystemPrompt), opts.SystemPrompt)
 }
 
-func (e *Engine) benchmark(ctx context.Context, rs *runState, p *store.Provider, client *llm.Client, w *store.WorkItem) {
+func (e *Engine) benchmark(ctx context.Context, rs *runState, p *store.Provider, client *llm.Client, w *store.WorkItem, release func()) {
 	stop := e.renewLease(ctx, &w.Item)
 	defer stop()
 	set := w.Target.Settings
@@ -582,6 +620,7 @@ func (e *Engine) benchmark(ctx context.Context, rs *runState, p *store.Provider,
 		req.Messages = append(req.Messages, llm.Message{Role: "user", Content: turn})
 		resp, err := e.chat(ctx, p, client, req)
 		if err != nil {
+			defer e.callEnded(&w.Item, release)()
 			e.callFailed(ctx, w, store.PhaseBenchmarking, err, "")
 			return
 		}
@@ -592,6 +631,7 @@ func (e *Engine) benchmark(ctx context.Context, rs *runState, p *store.Provider,
 		total.PromptTokens += resp.PromptTokens
 		total.CompletionTokens += resp.CompletionTokens
 	}
+	defer e.callEnded(&w.Item, release)()
 	record, _ := json.Marshal(requestRecord{Model: req.Model, Messages: req.Messages[:len(req.Messages)-1], Provider: w.Target.ProviderName, Settings: set})
 	res := store.BenchmarkResult{Request: string(record), Response: total.Text, TimeMs: total.Duration.Milliseconds(),
 		PromptTokens: total.PromptTokens, CompletionTokens: total.CompletionTokens, TokensPerS: total.TokensPerSecond(),

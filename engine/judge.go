@@ -80,7 +80,7 @@ func answers(w *store.WorkItem) []string {
 	return []string{""}
 }
 
-func (e *Engine) judge(ctx context.Context, pj *panelJudge, last bool, p *store.Provider, client *llm.Client, w *store.WorkItem) {
+func (e *Engine) judge(ctx context.Context, pj *panelJudge, last bool, p *store.Provider, client *llm.Client, w *store.WorkItem, release func()) {
 	stop := e.renewLease(ctx, &w.Item)
 	defer stop()
 	req, err := pj.judgeRequest(w)
@@ -96,6 +96,7 @@ func (e *Engine) judge(ctx context.Context, pj *panelJudge, last bool, p *store.
 		req.JSONSchema = nil
 		resp, err = e.chat(ctx, p, client, req)
 	}
+	defer e.callEnded(&w.Item, release)()
 	if err != nil {
 		e.callFailed(ctx, w, store.PhaseJudging, fmt.Errorf("judge %s: %w", pj.Name, err), "")
 		return

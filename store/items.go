@@ -27,6 +27,9 @@ type ClaimParams struct {
 	SlotLimit int
 	// JudgePos, when set, claims only items waiting for that judge of the panel.
 	JudgePos *int
+	// Ended are the caller's items on the slot whose calls are over but whose
+	// results are not written yet: they no longer hold a provider connection.
+	Ended []int64
 }
 
 // SlotKey is the concurrency key of a provider's model.
@@ -60,7 +63,7 @@ func (s *Store) ClaimItems(ctx context.Context, p ClaimParams) ([]Item, error) {
 			}
 			if s.dialect == SQLite {
 				// PostgreSQL counts inside the claim statement below.
-				inflight, err := tx.slotInUse(ctx, p.SlotKey) // items and pairwise comparisons
+				inflight, err := tx.slotInUse(ctx, p.SlotKey, p.Ended) // items and pairwise comparisons
 				if err != nil {
 					return err
 				}
@@ -89,7 +92,7 @@ func (s *Store) ClaimItems(ctx context.Context, p ClaimParams) ([]Item, error) {
 		if s.dialect == Postgres && p.SlotLimit > 0 {
 			// Under the slot's advisory lock, this statement's snapshot sees every committed claim.
 			limitExpr = "GREATEST(0, LEAST(?, ? - (" + slotInflightSQL + ")))" // items and pairwise comparisons
-			args = append(args, p.SlotLimit, p.SlotKey, p.SlotKey)
+			args = append(args, p.SlotLimit, p.SlotKey, p.SlotKey, append(p.Ended, 0))
 		}
 		return tx.conn(ctx).Raw(`UPDATE items SET status = ?, worker_id = ?, slot_key = ?, claimed_at = ?, lease_until = ?,
 				attempts = attempts + 1, last_attempt_at = ?, updated_at = ?

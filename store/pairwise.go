@@ -64,12 +64,14 @@ func (Comparison) TableName() string { return "comparisons" }
 // items being benchmarked or judged and comparisons being judged. It takes
 // the slot key twice.
 const slotInflightSQL = `(SELECT COUNT(*) FROM items WHERE slot_key = ? AND status IN ('IN_PROGRESS', 'JUDGING'))
-	+ (SELECT COUNT(*) FROM comparisons WHERE slot_key = ? AND status = 'JUDGING')`
+	+ (SELECT COUNT(*) FROM comparisons WHERE slot_key = ? AND status = 'JUDGING')
+	- (SELECT COUNT(*) FROM items WHERE id IN ? AND status IN ('IN_PROGRESS', 'JUDGING'))`
 
 // slotInUse counts the calls in flight on a slot, across every worker.
-func (s *Store) slotInUse(ctx context.Context, slotKey string) (int64, error) {
+// ended are the caller's items whose calls are over but unwritten, which hold no connection.
+func (s *Store) slotInUse(ctx context.Context, slotKey string, ended []int64) (int64, error) {
 	var n int64
-	if err := s.conn(ctx).Raw("SELECT "+slotInflightSQL, slotKey, slotKey).Scan(&n).Error; err != nil {
+	if err := s.conn(ctx).Raw("SELECT "+slotInflightSQL, slotKey, slotKey, append(ended, 0)).Scan(&n).Error; err != nil {
 		return 0, fmt.Errorf("store: count slot: %w", err)
 	}
 	return n, nil
@@ -124,7 +126,7 @@ func (s *Store) ClaimComparisons(ctx context.Context, p ComparisonClaim) ([]Comp
 					return fmt.Errorf("store: lock slot: %w", err)
 				}
 			} else {
-				inflight, err := tx.slotInUse(ctx, p.SlotKey)
+				inflight, err := tx.slotInUse(ctx, p.SlotKey, nil)
 				if err != nil {
 					return err
 				}
