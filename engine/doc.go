@@ -18,6 +18,13 @@
 // written only while the claim still holds (same worker and attempt), so an
 // item's result is written exactly once.
 //
+// Judge panels: an item waits for each judge of the run in turn (items.judge_pos);
+// each judge claims the items waiting for it under its own (provider, model)
+// concurrency, and the last verdict completes the item. The item's score is
+// the running mean of the panel's overall scores. A run with reference checks
+// only completes items after benchmarking; checks are scored in-process when
+// the answer is stored. A pairwise run compares answers instead (pairwise.go).
+//
 // Run phases: BENCHMARKING asks every target, one (provider, model) group
 // after another in the order the user chose, each after one warm-up call;
 // JUDGING starts only when no item is NEW or IN_PROGRESS. The run is FINISHED
