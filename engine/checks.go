@@ -2,6 +2,7 @@ package engine
 
 import (
 	"fmt"
+	"slices"
 
 	"tribunal/checks"
 	"tribunal/store"
@@ -31,3 +32,19 @@ func (e *Engine) runChecks(w *store.WorkItem, opts store.RunOptions, response st
 	}
 	return out
 }
+
+// measures stores the answer's measured latency, tokens, speed and cost as
+// scores, for the ones the run names explicitly in its metrics.
+func measures(opts store.RunOptions, res store.BenchmarkResult) []store.Score {
+	values := map[string]*float64{"latency_ms": ptr(float64(res.TimeMs)), "tokens": ptr(float64(res.CompletionTokens)),
+		"tokens_per_s": ptr(res.TokensPerS), "cost_usd": res.CostUSD}
+	var out []store.Score
+	for _, name := range store.MeasuredMetrics {
+		if v := values[name]; v != nil && slices.Contains(opts.Metrics, name) {
+			out = append(out, store.Score{Source: "measure", Metric: name, Score: *v})
+		}
+	}
+	return out
+}
+
+func ptr(v float64) *float64 { return &v }

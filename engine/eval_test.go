@@ -244,6 +244,26 @@ func TestChecksOnlyRun(t *testing.T) {
 		if err != nil || sum.Overall.PassRate == nil || *sum.Overall.PassRate != 1 {
 			t.Fatalf("summary %+v %v: 0.5 passes at the 0.5 threshold", sum, err)
 		}
+		// Measured metrics are scores too when the run names them; they do not change the item's score.
+		run3, err := b.eng.StartRun(ctx, store.RunInput{Metrics: []string{"check_numeric", "latency_ms", "tokens"}, CollectionIDs: []int64{coll.ID},
+			Targets: []store.ModelRef{{ProviderID: b.provider.ID, Model: "fake-small"}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		b.waitRun(t, run3.ID)
+		measured, err := st.RunScores(ctx, run3.ID, store.ScoreFilter{Judge: "measure"})
+		if err != nil || measured.Total != 2 {
+			t.Errorf("scores from the measure source: %d, %v", measured.Total, err)
+		}
+		lat, err := st.RunScores(ctx, run3.ID, store.ScoreFilter{Metric: "latency_ms"})
+		tok, err2 := st.RunScores(ctx, run3.ID, store.ScoreFilter{Metric: "tokens"})
+		if err != nil || err2 != nil || lat.Total != 1 || tok.Total != 1 || tok.Items[0].Score != 2 || tok.Items[0].Judge != "measure" {
+			t.Fatalf("measured scores: %+v %+v %v %v", lat.Items, tok.Items, err, err2)
+		}
+		if got := items(t, st, run3.ID); *got[0].Score != 1 {
+			t.Errorf("item score %v, want the numeric check's 1 alone", *got[0].Score)
+		}
+
 		// Switching a check off leaves its metric unscored.
 		run2, err := b.eng.StartRun(ctx, store.RunInput{Metrics: []string{"check_numeric"}, CollectionIDs: []int64{coll.ID},
 			Targets: []store.ModelRef{{ProviderID: b.provider.ID, Model: "fake-large"}}})

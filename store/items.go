@@ -171,12 +171,14 @@ func (s *Store) CompleteBenchmark(ctx context.Context, it *Item, r BenchmarkResu
 	if !r.Judged {
 		// Without judges the item is done, and its score is the mean of its checks (0 to 1).
 		updates["status"] = ItemCompleted
-		if len(r.Scores) > 0 {
-			var sum float64
-			for _, sc := range r.Scores {
-				sum += sc.Score
+		var sum, n float64
+		for _, sc := range r.Scores {
+			if strings.HasPrefix(sc.Source, "check:") {
+				sum, n = sum+sc.Score, n+1
 			}
-			updates["score"] = sum / float64(len(r.Scores))
+		}
+		if n > 0 {
+			updates["score"] = sum / n
 		}
 	}
 	return s.completeClaimed(ctx, it, updates, r.Scores)

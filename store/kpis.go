@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"sort"
 	"strings"
 	"time"
 
@@ -514,14 +513,4 @@ func (s *Store) FinishEvaluation(ctx context.Context, runID int64, workerID, err
 		return fmt.Errorf("store: finish evaluation: %w", err)
 	}
 	return nil
-}
-
-// sortedKeys returns a map's keys in order.
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }

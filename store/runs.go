@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -149,6 +150,10 @@ func (in *RunInput) normalize() error {
 	return nil
 }
 
+// MeasuredMetrics can be stored as scores of every answer (source
+// "measure") when a run names them in its metrics; they are off unless named.
+var MeasuredMetrics = []string{"latency_ms", "tokens", "tokens_per_s", "cost_usd"}
+
 // checksOnly reports whether the run's metrics name reference checks alone,
 // so it needs no judge.
 func (in *RunInput) checksOnly() bool {
@@ -156,7 +161,7 @@ func (in *RunInput) checksOnly() bool {
 		return false
 	}
 	for _, m := range in.Metrics {
-		if !strings.HasPrefix(m, "check_") {
+		if !strings.HasPrefix(m, "check_") && !slices.Contains(MeasuredMetrics, m) {
 			return false
 		}
 	}
@@ -381,6 +386,9 @@ func (j RunJudge) withStyle(st *JudgementStyle) RunJudge {
 // checkRunMetrics refuses metric names that neither a judge nor a check scores.
 func checkRunMetrics(metrics []string, judges []RunJudge) error {
 	known := map[string]bool{"score": true}
+	for _, m := range MeasuredMetrics {
+		known[m] = true
+	}
 	for _, t := range CheckTypes {
 		known["check_"+t] = true
 	}

@@ -44,7 +44,7 @@ func (s *Store) RunScores(ctx context.Context, runID int64, f ScoreFilter) (Page
 		q = q.Where("sc.item_id IN (SELECT i.id FROM items i JOIN run_targets tg ON tg.id = i.run_target_id WHERE i.run_id = ? AND tg.model = ?)", runID, f.Model)
 	}
 	if f.Judge != "" {
-		if strings.HasPrefix(f.Judge, "check:") {
+		if strings.HasPrefix(f.Judge, "check:") || f.Judge == "measure" {
 			q = q.Where("sc.source = ?", f.Judge)
 		} else {
 			var ids []int64
