@@ -102,9 +102,9 @@ func TestCompareAndChartsInBrowser(t *testing.T) {
 
 	start := time.Now()
 	b.open(fmt.Sprintf("/runs/%d", before))
-	defer b.screenshot("/tmp/e2e-run-analysis.png")
 	b.waitFor("run charts", `document.querySelectorAll('[data-testid=run-charts] svg').length >= 3`, 20*time.Second)
 	t.Logf("run page of %d items loaded in %s (browser)", 2*analysisTasks, time.Since(start).Round(time.Millisecond))
+	b.screenshot("/tmp/e2e-run-analysis.png")
 	verdict := mustEval[string](b, "run verdict", `document.querySelector('[data-testid=run-verdicts]').innerText`)
 	if !strings.Contains(verdict, "alpha (before) beats beta (before)") {
 		t.Errorf("run verdict: %q", verdict)
