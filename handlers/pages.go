@@ -602,6 +602,7 @@ func runFormInput(c echo.Context) (store.RunInput, views.NewRunForm, error) {
 		Repeats: form.Get("repeats"), SystemPrompt: form.Get("system_prompt"), ChecksOnly: form.Get("checks_only") != ""}
 	in := store.RunInput{Name: form.Get("name"), TriggeredBy: "MANUAL", SystemPrompt: form.Get("system_prompt"), Pairwise: form.Get("pairwise") != ""}
 	f.Pairwise = in.Pairwise
+	f.Weights = form.Get("weights")
 	parseID := func(field, v string) (int64, error) {
 		if strings.TrimSpace(v) == "" {
 			return 0, nil
@@ -618,6 +619,9 @@ func runFormInput(c echo.Context) (store.RunInput, views.NewRunForm, error) {
 			firstErr = err
 		}
 	}
+	weights, err := parseWeights(f.Weights)
+	keep(err)
+	in.Weights = weights
 	jid, err := parseID("judge", form.Get("judge_provider_id"))
 	keep(err)
 	f.Judge = views.ModelChoice{ProviderID: jid, Model: form.Get("judge_model")}
@@ -684,6 +688,24 @@ func runFormInput(c echo.Context) (store.RunInput, views.NewRunForm, error) {
 	f.Pick, in.TaskSelection, in.TaskIDs, in.Tags, err = runPickInput(form)
 	keep(err)
 	return in, f, firstErr
+}
+
+// parseWeights reads "metric=weight, …".
+func parseWeights(text string) (map[string]float64, error) {
+	if strings.TrimSpace(text) == "" {
+		return nil, nil
+	}
+	out := map[string]float64{}
+	for _, part := range strings.Split(text, ",") {
+		name, value, ok := strings.Cut(part, "=")
+		name = strings.TrimSpace(name)
+		w, err := strconv.ParseFloat(strings.TrimSpace(value), 64)
+		if !ok || name == "" || err != nil {
+			return nil, &store.ValidationError{Field: "weights", Message: fmt.Sprintf("%q: write metric=weight, e.g. accuracy=2", strings.TrimSpace(part))}
+		}
+		out[name] = w
+	}
+	return out, nil
 }
 
 // targetSettings parses a target's settings as typed in the form; empty fields keep the model's defaults.
