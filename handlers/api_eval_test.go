@@ -185,3 +185,36 @@ func TestEvaluationAPI(t *testing.T) {
 		a.collectEvents(t, re.ID, "")
 	})
 }
+
+// TestOpenRouterPrices: listing an OpenRouter provider's models picks up its
+// published prices for models without a price set by hand.
+func TestOpenRouterPrices(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, st *store.Store) {
+		a := newApp(t, st, nil)
+		a.fake.Pricing = map[string][2]string{"fake-small": {"0.0000005", "0.0000015"}, "fake-large": {"-1", "-1"}, "fake-judge": {"0.000001", "0.000002"}}
+		var p store.Provider
+		a.do(t, call{method: "POST", path: "/api/providers", body: fmt.Sprintf(`{"name":"OR","type":"OPENROUTER","base_url":%q,
+			"prices":[{"model":"fake-judge","input_per_mtok":9,"output_per_mtok":9}]}`, a.fake.URL)}, 201, &p)
+		var models []struct {
+			ID            string   `json:"id"`
+			InputPerMTok  *float64 `json:"input_per_mtok"`
+			OutputPerMTok *float64 `json:"output_per_mtok"`
+		}
+		a.do(t, call{method: "GET", path: fmt.Sprintf("/api/providers/%d/models", p.ID)}, 200, &models)
+		prices := map[string][2]float64{}
+		for _, m := range models {
+			if m.InputPerMTok != nil {
+				prices[m.ID] = [2]float64{*m.InputPerMTok, *m.OutputPerMTok}
+			}
+		}
+		// 0.0000005 USD/token = 0.5 USD per million; the variable-priced model has none; the manual price wins.
+		if prices["fake-small"] != [2]float64{0.5, 1.5} || len(prices) != 2 || prices["fake-judge"] != [2]float64{9, 9} {
+			t.Errorf("prices %v", prices)
+		}
+		var got store.Provider
+		a.do(t, call{method: "GET", path: fmt.Sprintf("/api/providers/%d", p.ID)}, 200, &got)
+		if len(got.Prices) != 2 || got.Prices[1].Model != "fake-small" || got.Prices[1].Source != "OPENROUTER" {
+			t.Errorf("stored prices %+v", got.Prices)
+		}
+	})
+}

@@ -63,6 +63,8 @@ type Server struct {
 	*httptest.Server
 	// Models is what /v1/models lists.
 	Models []string
+	// Pricing publishes per-token prices for models, OpenRouter style: model → {prompt, completion}.
+	Pricing map[string][2]string
 
 	mu     sync.Mutex
 	script func(ChatRequest) Reply
@@ -111,17 +113,26 @@ func (s *Server) Calls() []ChatRequest {
 func (s *Server) CallCount() int64 { return s.count.Load() }
 
 func (s *Server) models(w http.ResponseWriter, _ *http.Request) {
+	type pricing struct {
+		Prompt     string `json:"prompt"`
+		Completion string `json:"completion"`
+	}
 	type m struct {
-		ID      string `json:"id"`
-		Object  string `json:"object"`
-		OwnedBy string `json:"owned_by"`
+		ID      string   `json:"id"`
+		Object  string   `json:"object"`
+		OwnedBy string   `json:"owned_by"`
+		Pricing *pricing `json:"pricing,omitempty"`
 	}
 	out := struct {
 		Object string `json:"object"`
 		Data   []m    `json:"data"`
 	}{Object: "list", Data: []m{}}
 	for _, id := range s.Models {
-		out.Data = append(out.Data, m{ID: id, Object: "model", OwnedBy: "fake"})
+		row := m{ID: id, Object: "model", OwnedBy: "fake"}
+		if pr, ok := s.Pricing[id]; ok {
+			row.Pricing = &pricing{Prompt: pr[0], Completion: pr[1]}
+		}
+		out.Data = append(out.Data, row)
 	}
 	w.Header().Set("Content-Type", "application/json")
 	json.NewEncoder(w).Encode(out)
