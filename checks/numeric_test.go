@@ -63,7 +63,7 @@ func TestNumeric(t *testing.T) {
 // against the next row's (when the answers differ). Skips outside the repo
 // layout where shared/ sits next to the repository.
 func TestNumericGSM8KDataset(t *testing.T) {
-	path := filepath.Join("..", "..", "shared", "datasets", "gsm8k_test_300.jsonl")
+	path := filepath.Join("..", "importer", "testdata", "datasets", "gsm8k_test_300.jsonl")
 	f, err := os.Open(path)
 	if err != nil {
 		t.Skipf("dataset not available: %v", err)

@@ -224,8 +224,8 @@ func TestStableIDs(t *testing.T) {
 }
 
 // datasets holds real public evaluation files (see its README); the tests
-// skip when it is not there, e.g. outside this workspace.
-const datasets = "/work/shared/datasets"
+// are copied here from shared/datasets with their README (licences).
+const datasets = "testdata/datasets"
 
 func readDataset(t *testing.T, name string) []byte {
 	t.Helper()
