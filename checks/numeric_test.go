@@ -59,14 +59,13 @@ func TestNumeric(t *testing.T) {
 	}, 0)
 }
 
-// Every GSM8K solution in the shared dataset scores 1 against itself and 0
-// against the next row's (when the answers differ). Skips outside the repo
-// layout where shared/ sits next to the repository.
+// Every GSM8K solution in the dataset (importer/testdata) scores 1 against
+// itself and 0 against the next row's (when the answers differ).
 func TestNumericGSM8KDataset(t *testing.T) {
 	path := filepath.Join("..", "importer", "testdata", "datasets", "gsm8k_test_300.jsonl")
 	f, err := os.Open(path)
 	if err != nil {
-		t.Skipf("dataset not available: %v", err)
+		t.Fatal(err)
 	}
 	defer f.Close()
 	var answers []string
