@@ -112,7 +112,8 @@ func (e *env) run(args []string) error {
 	}
 	defer st.Close()
 	broker := engine.NewBroker()
-	eng := engine.New(engine.Config{MaxInFlight: max(*maxInFlight, 1)}, st, broker, log)
+	// A process dedicated to one run polls more often than the server's default.
+	eng := engine.New(engine.Config{MaxInFlight: max(*maxInFlight, 1), PollInterval: 200 * time.Millisecond}, st, broker, log)
 
 	var run *store.Run
 	if *resume != 0 {

@@ -34,6 +34,8 @@ func isRunFile(path string, data []byte) bool {
 
 func (e *env) validate(args []string) error {
 	fs := newFlagSet("validate", validateUsage, e.stderr)
+	var db dbFlags
+	e.addDBFlags(fs, &db) // accepted like every command's, though validate opens no database
 	asTasks := fs.Bool("tasks", false, "treat every file as a task file")
 	format := fs.String("format", "", "task file format (csv, jsonl, yaml, promptfoo, mtbench, openai_evals); default: detected")
 	files, err := parseFlags(fs, args)

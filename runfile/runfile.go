@@ -11,6 +11,7 @@
 package runfile
 
 import (
+	"bytes"
 	"cmp"
 	"fmt"
 	"math"
@@ -21,6 +22,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"unicode"
 
 	"tribunal/importer"
 	"tribunal/store"
@@ -195,6 +197,9 @@ func Parse(name string, data []byte, dir string, lookup func(string) (string, bo
 	p := &reader{name: name, dir: dir, lookup: lookup}
 	f := &File{Path: name, Dir: dir, lines: map[string]int{}}
 	p.f = f
+	// Line breaks as editors count them: CRLF, and a lone CR, are one line break.
+	data = bytes.ReplaceAll(bytes.ReplaceAll(data, []byte("\r\n"), []byte("\n")), []byte("\r"), []byte("\n"))
+	data = bytes.TrimPrefix(data, []byte("\xEF\xBB\xBF"))
 	root, err := parseTree(data)
 	if err != nil {
 		pe, _ := err.(*posError)
@@ -445,7 +450,7 @@ func (p *reader) providers(n *node) {
 			continue
 		}
 		in := store.ProviderInput{Name: pr.Name,
-			Type:              store.ProviderType(strings.ToUpper(p.str(it.get("type"), field+".type"))),
+			Type:              providerType(p.str(it.get("type"), field+".type")),
 			BaseURL:           p.expand(it.get("base_url"), field+".base_url"),
 			ModelsEndpoint:    p.expand(it.get("models_endpoint"), field+".models_endpoint"),
 			InferenceEndpoint: p.expand(it.get("inference_endpoint"), field+".inference_endpoint")}
@@ -485,6 +490,26 @@ func (p *reader) providers(n *node) {
 		pr.Input = in
 		p.f.Providers = append(p.f.Providers, pr)
 	}
+}
+
+// providerType reads a provider type loosely: "openrouter", "lm-studio",
+// "custom" and the API's names (OPENAI, OLLAMA, …) all work.
+func providerType(s string) store.ProviderType {
+	switch k := looseKey(s); k {
+	case "":
+		return ""
+	case "lmstudio":
+		return store.ProviderLMStudio
+	case "custom", "openaicompatible", "customopenaicompatible":
+		return store.ProviderCustom
+	default:
+		for _, t := range store.ProviderTypes {
+			if looseKey(string(t)) == k {
+				return t
+			}
+		}
+	}
+	return store.ProviderType(strings.ToUpper(s))
 }
 
 // secretHeader reports whether a header usually carries a credential.
@@ -535,10 +560,10 @@ func (p *reader) headers(n *node, field string) ([]store.Header, []string) {
 			p.errf(h.line, f, "needs a text value")
 			continue
 		}
-		rawVal := h.val.text
+		rawVal := strings.ReplaceAll(h.val.text, "$${", "") // escaped: not references
 		refs := envRefs.FindAllStringSubmatch(rawVal, -1)
 		secretish := secretHeader(h.key) || (h.secret != nil && *h.secret)
-		if secretish && len(refs) == 0 {
+		if secretish && len(refs) == 0 && !strings.Contains(rawVal, "${") {
 			p.errf(h.val.line, f, "a secret header takes its value from the environment: write \"${%s}\" instead of the literal value (never commit secrets)",
 				envName(h.key))
 			continue
@@ -666,6 +691,26 @@ func (p *reader) tasks(n *node) {
 	w.buf.WriteString("]}")
 	ts, err := importer.Parse(filepath.Base(p.name), w.buf.Bytes(), importer.FormatYAML)
 	if err != nil {
+		// A problem the importer places on the task's first line (a Normalize
+		// error) goes to the line of the key it names, when the task has it.
+		if es, ok := err.(importer.Errors); ok {
+			for i, e := range es {
+				if e.Row < 1 || e.Row > len(inline) || e.Field == "" {
+					continue
+				}
+				key := e.Field
+				if j := strings.IndexAny(key, ".["); j > 0 {
+					key = key[:j]
+				}
+				n := inline[e.Row-1]
+				for k, name := range n.keys {
+					if looseKey(name) == looseKey(key) && n.klns[k] > e.Line {
+						es[i].Line = n.klns[k]
+					}
+				}
+			}
+			err = es
+		}
 		p.importErrors(err, p.name, inline[0].line)
 		return
 	}
@@ -1126,6 +1171,18 @@ func (p *reader) checks(n *node) {
 }
 
 // ---- helpers ----
+
+// looseKey folds a key as the importer matches them: case, spaces, dashes,
+// underscores and dots ignored.
+func looseKey(k string) string {
+	return strings.Map(func(r rune) rune {
+		switch r {
+		case ' ', '-', '_', '.':
+			return -1
+		}
+		return unicode.ToLower(r)
+	}, k)
+}
 
 // stem is a file's name without directories and extension.
 func stem(name string) string {

@@ -603,8 +603,9 @@ func (s *Store) ClaimDeliveries(ctx context.Context, workerID string, lease time
 			lock = " FOR UPDATE SKIP LOCKED"
 		}
 		return tx.conn(ctx).Raw(`UPDATE deliveries SET status = 'SENDING', worker_id = ?, lease_until = ?, attempts = attempts + 1, updated_at = ?
-			WHERE id IN (SELECT id FROM deliveries WHERE (status = 'PENDING' AND next_attempt_at <= ?)
-				OR (status = 'SENDING' AND lease_until < ?) ORDER BY next_attempt_at, id LIMIT ?`+lock+`)
+			WHERE id IN (SELECT id FROM deliveries WHERE status IN ('PENDING', 'SENDING')
+				AND ((status = 'PENDING' AND next_attempt_at <= ?) OR (status = 'SENDING' AND lease_until < ?))
+				ORDER BY next_attempt_at, id LIMIT ?`+lock+`)
 			RETURNING *`, workerID, now.Add(lease), now, now, now, max(limit, 1)).Scan(&out).Error
 	})
 	if err != nil {

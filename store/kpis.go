@@ -465,26 +465,45 @@ type EvalTask struct {
 // CANCELLED) and have not been evaluated for their current finished_at, or
 // whose evaluation's lease ran out. A run that finishes again (judging
 // retried) is evaluated again. Each run is claimed by one worker only.
-func (s *Store) ClaimEvaluations(ctx context.Context, workerID string, lease time.Duration, limit int, now time.Time) ([]EvalTask, error) {
+// A non-zero since looks only at runs that finished since then (an
+// indexed range); the zero time looks at every run.
+func (s *Store) ClaimEvaluations(ctx context.Context, workerID string, lease time.Duration, limit int, now, since time.Time) ([]EvalTask, error) {
 	now = now.UTC()
-	var cands []struct {
+	type cand struct {
 		ID         int64
 		Status     RunStatus
 		ScheduleID *int64
 		FinishedAt time.Time
 		Known      bool
 	}
-	err := s.conn(ctx).Table("runs r").
+	var cands []cand
+	ended := []RunStatus{RunFinished, RunFailed, RunCancelled}
+	q := s.conn(ctx).Table("runs r").
 		Select("r.id, r.status, r.schedule_id, r.finished_at, e.run_id IS NOT NULL AS known").
 		Joins("LEFT JOIN run_evaluations e ON e.run_id = r.id").
-		Where("r.status IN ? AND r.finished_at IS NOT NULL", []RunStatus{RunFinished, RunFailed, RunCancelled}).
-		Where("e.run_id IS NULL OR (e.status = 'DONE' AND e.finished_at <> r.finished_at) OR (e.status = 'CLAIMED' AND e.lease_until < ?)", now).
-		Order("r.id").Limit(max(limit, 1)).Scan(&cands).Error
-	if err != nil {
+		Where("e.run_id IS NULL OR (e.status = 'DONE' AND e.finished_at <> r.finished_at)")
+	if since.IsZero() {
+		q = q.Where("r.finished_at IS NOT NULL AND r.status IN ?", ended)
+	} else {
+		// (status || '') keeps SQLite's planner, which has no statistics,
+		// on the finished_at index rather than the status one.
+		q = q.Where("r.finished_at IS NOT NULL AND r.finished_at >= ? AND (r.status || '') IN ?", since.UTC(), ended)
+	}
+	if err := q.Order("r.id").Limit(max(limit, 1)).Scan(&cands).Error; err != nil {
 		return nil, fmt.Errorf("store: evaluation candidates: %w", err)
 	}
+	// Claims whose worker stopped before finishing.
+	var expired []cand
+	err := s.conn(ctx).Table("run_evaluations e").
+		Select("r.id, r.status, r.schedule_id, r.finished_at, TRUE AS known").
+		Joins("JOIN runs r ON r.id = e.run_id").
+		Where("e.status = 'CLAIMED' AND e.lease_until < ? AND r.finished_at IS NOT NULL AND (r.status || '') IN ?", now, ended).
+		Order("e.run_id").Limit(max(limit, 1)).Scan(&expired).Error
+	if err != nil {
+		return nil, fmt.Errorf("store: expired evaluations: %w", err)
+	}
 	var out []EvalTask
-	for _, c := range cands {
+	for _, c := range append(cands, expired...) {
 		fin := c.FinishedAt.UTC()
 		var res *gorm.DB
 		if !c.Known {

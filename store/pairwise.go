@@ -143,7 +143,7 @@ func (s *Store) ClaimComparisons(ctx context.Context, p ComparisonClaim) ([]Comp
 			if p.SlotLimit > 0 {
 				// Under the slot's advisory lock, this statement's snapshot sees every committed claim.
 				limitExpr = "GREATEST(0, LEAST(?, ? - (" + slotInflightSQL + ")))"
-				args = append(args, p.SlotLimit, p.SlotKey, p.SlotKey)
+				args = append(args, p.SlotLimit, p.SlotKey, p.SlotKey, []int64{0}) // no ended calls to discount
 			}
 		}
 		return tx.conn(ctx).Raw(`UPDATE comparisons SET status = 'JUDGING', worker_id = ?, slot_key = ?, lease_until = ?,

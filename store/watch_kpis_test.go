@@ -122,7 +122,7 @@ func TestWatchEvaluationClaims(t *testing.T) {
 		now := time.Now()
 		claim := func(worker string, at time.Time) []store.EvalTask {
 			t.Helper()
-			ts, err := st.ClaimEvaluations(ctx, worker, time.Minute, 10, at)
+			ts, err := st.ClaimEvaluations(ctx, worker, time.Minute, 10, at, time.Time{})
 			if err != nil {
 				t.Fatal(err)
 			}

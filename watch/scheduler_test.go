@@ -14,7 +14,9 @@ import (
 
 var day = time.Date(2026, 1, 22, 0, 0, 0, 0, time.UTC)
 
-func at(h, m, s int) time.Time { return day.Add(time.Duration(h)*time.Hour + time.Duration(m)*time.Minute + time.Duration(s)*time.Second) }
+func at(h, m, s int) time.Time {
+	return day.Add(time.Duration(h)*time.Hour + time.Duration(m)*time.Minute + time.Duration(s)*time.Second)
+}
 
 func newTestScheduler(st *store.Store, clock Clock, starter Starter) *Scheduler {
 	return NewScheduler(Config{Clock: clock, WorkerID: "w1"}, st, starter, quietLog())

@@ -1,3 +1,4 @@
+DROP INDEX idx_runs_finished;
 DROP TABLE deliveries;
 DROP TABLE notifications;
 DROP TABLE alerts;

@@ -104,6 +104,9 @@ CREATE TABLE run_evaluations (
     error TEXT NOT NULL DEFAULT '',
     evaluated_at DATETIME
 );
+CREATE INDEX idx_run_evaluations_claimed ON run_evaluations (lease_until) WHERE status = 'CLAIMED';
+-- The evaluator looks for runs that finished lately, so it need not walk every run each time.
+CREATE INDEX idx_runs_finished ON runs (finished_at) WHERE finished_at IS NOT NULL;
 
 -- An alert watches a KPI or a metric (seed 002 §7).
 CREATE TABLE alerts (
