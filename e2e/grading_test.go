@@ -139,7 +139,7 @@ func TestGradingByKeyboard(t *testing.T) {
 	// press sends a key to whatever has the focus, as a user's keyboard does.
 	press := func(key string) {
 		t.Helper()
-		b.do("press "+key, 5*time.Second, chromedp.KeyEvent(key))
+		b.do("press "+key, 15*time.Second, chromedp.KeyEvent(key))
 	}
 	waitGraded := func(n int, from int64) {
 		t.Helper()
@@ -213,7 +213,7 @@ func TestGradingByKeyboard(t *testing.T) {
 
 	// k goes back through this session's items with their grades and notes.
 	press("k")
-	b.waitFor("the second item again", fmt.Sprintf(`document.querySelector("#grading").dataset.itemId === "%d"`, second), 5*time.Second)
+	b.waitFor("the second item again", fmt.Sprintf(`document.querySelector("#grading").dataset.itemId === "%d"`, second), 15*time.Second)
 	if !mustEval[bool](b, "partial pressed", `document.querySelector("button[data-grade=partial]").getAttribute("aria-pressed") === "true"`) ||
 		mustEval[string](b, "notes", `document.querySelector("#grade-notes").value`) != note {
 		t.Errorf("going back does not show the partial grade and its note")
@@ -222,12 +222,12 @@ func TestGradingByKeyboard(t *testing.T) {
 		t.Errorf("going back did not push the item's URL: %q", u)
 	}
 	press("j")
-	b.waitFor("the third item again", fmt.Sprintf(`document.querySelector("#grading").dataset.itemId === "%d"`, third), 5*time.Second)
+	b.waitFor("the third item again", fmt.Sprintf(`document.querySelector("#grading").dataset.itemId === "%d"`, third), 15*time.Second)
 	b.screenshot("/tmp/e2e-grading-done.png")
 
 	// Only ungraded: nothing left.
 	b.click("[data-testid=grading-ungraded]")
-	b.waitFor("the empty queue", `document.querySelector("[data-testid=grading-empty]")`, 5*time.Second)
+	b.waitFor("the empty queue", `document.querySelector("[data-testid=grading-empty]")`, 15*time.Second)
 	if got := b.text("[data-testid=grading-empty]"); !strings.Contains(got, "Every item matching these filters is graded (3 of 3)") {
 		t.Errorf("empty queue says %q", got)
 	}
@@ -247,7 +247,7 @@ func TestJudgePagesInBrowser(t *testing.T) {
 	b := newBrowser(t, a.URL)
 
 	b.open("/judges")
-	b.waitFor("the judge form", `document.querySelector("form[data-testid=judge-form]")`, 5*time.Second)
+	b.waitFor("the judge form", `document.querySelector("form[data-testid=judge-form]")`, 15*time.Second)
 	form := "form[data-testid=judge-form] "
 	b.typeInto(form+"input[name=name]", "Strict Qwen")
 	b.choose(form+"select[name=provider_id]", "Fake")
@@ -281,23 +281,23 @@ func TestJudgePagesInBrowser(t *testing.T) {
 
 	// A style from built-in metrics, added as rows with HTMX.
 	b.click("[data-testid=styles-link]")
-	b.waitFor("the styles page", `location.pathname === "/styles" && document.querySelector("[data-testid=styles-table]")`, 5*time.Second)
+	b.waitFor("the styles page", `location.pathname === "/styles" && document.querySelector("[data-testid=styles-table]")`, 15*time.Second)
 	b.click("[data-testid=new-style]")
 	sform := "form[data-testid=style-form] "
 	b.typeInto(sform+"input[name=name]", "Exam (0–100)")
-	b.do("clear the scale", 5*time.Second,
+	b.do("clear the scale", 15*time.Second,
 		chromedp.SetValue(chromedp.CSS(sform+"input[name=scale_min]"), "0"),
 		chromedp.SetValue(chromedp.CSS(sform+"input[name=scale_max]"), "100"))
 	b.click("[data-testid=add-builtin-accuracy]")
 	b.click("[data-testid=add-builtin-coherence]")
-	b.waitFor("two metric rows added", `document.querySelectorAll("#metrics .metric-row").length === 3`, 5*time.Second)
+	b.waitFor("two metric rows added", `document.querySelectorAll("#metrics .metric-row").length === 3`, 15*time.Second)
 	b.click("#metrics .metric-row:first-child button[aria-label='Remove metric']")
-	b.waitFor("the blank row gone", `document.querySelectorAll("#metrics .metric-row").length === 2`, 5*time.Second)
+	b.waitFor("the blank row gone", `document.querySelectorAll("#metrics .metric-row").length === 2`, 15*time.Second)
 	b.screenshot("/tmp/e2e-styles.png")
 
 	// A scale upside down comes back with the problem under the scale and
 	// everything typed still there.
-	b.do("turn the scale", 5*time.Second, chromedp.SetValue(chromedp.CSS(sform+"input[name=scale_min]"), "100"),
+	b.do("turn the scale", 15*time.Second, chromedp.SetValue(chromedp.CSS(sform+"input[name=scale_min]"), "100"),
 		chromedp.SetValue(chromedp.CSS(sform+"input[name=scale_max]"), "0"))
 	b.click(sform + "[data-testid=save-style]")
 	b.waitFor("the scale's error", `document.querySelector("[data-testid=error-scale]")`, 10*time.Second)
@@ -309,7 +309,7 @@ func TestJudgePagesInBrowser(t *testing.T) {
 		t.Errorf("after the refusal the form holds %q", kept)
 	}
 	b.screenshot("/tmp/e2e-styles-error.png")
-	b.do("fix the scale", 5*time.Second, chromedp.SetValue(chromedp.CSS(sform+"input[name=scale_min]"), "0"),
+	b.do("fix the scale", 15*time.Second, chromedp.SetValue(chromedp.CSS(sform+"input[name=scale_min]"), "0"),
 		chromedp.SetValue(chromedp.CSS(sform+"input[name=scale_max]"), "100"))
 	b.click(sform + "[data-testid=save-style]")
 	b.waitFor("the style history", `/^\/styles\/\d+$/.test(location.pathname) && document.querySelector("[data-testid=style-version]")`, 10*time.Second)
@@ -322,9 +322,9 @@ func TestJudgePagesInBrowser(t *testing.T) {
 	// Deleting a built-in style is refused, and the page says why.
 	b.open("/styles")
 	mustEval[bool](b, "accept confirms", `(window.confirm = () => true, true)`)
-	b.do("delete a built-in style", 5*time.Second, chromedp.Click(chromedp.Search(
+	b.do("delete a built-in style", 15*time.Second, chromedp.Click(chromedp.Search(
 		`//tr[@data-testid="style-row"][contains(., "Default")]//button[@data-testid="delete-style"]`)))
-	b.waitFor("the refusal", `document.querySelector("#flash [data-testid=flash-error]")`, 5*time.Second)
+	b.waitFor("the refusal", `document.querySelector("#flash [data-testid=flash-error]")`, 15*time.Second)
 	if got := b.text("#flash"); !strings.Contains(got, "built in") {
 		t.Errorf("flash says %q", got)
 	}
