@@ -55,8 +55,8 @@ type Engine struct {
 	mu        sync.Mutex
 	providers map[int64]cachedProvider
 	runs      map[int64]*runState
-	// ended holds, per slot key, items whose calls are over but unwritten (see callEnded).
-	ended    map[string]map[int64]struct{}
+	// ended holds, per slot key, claims (item id → attempts) whose calls are over but unwritten (see callEnded).
+	ended    map[string]map[int64]int
 	inflight sync.WaitGroup
 
 	// active caches the list of runs to work on; a control action clears it.
@@ -114,7 +114,7 @@ func New(cfg Config, st *store.Store, broker *Broker, logger *slog.Logger) *Engi
 		notify:     newNotifier(st, logger),
 		providers:  map[int64]cachedProvider{},
 		runs:       map[int64]*runState{},
-		ended:      map[string]map[int64]struct{}{},
+		ended:      map[string]map[int64]int{},
 	}
 	e.logs = newLogBuffer(st, logger, e.changed)
 	return e
@@ -311,9 +311,9 @@ func (e *Engine) start(fn func(release func())) {
 func (e *Engine) callEnded(it *store.Item, release func()) (written func()) {
 	e.mu.Lock()
 	if e.ended[it.SlotKey] == nil {
-		e.ended[it.SlotKey] = map[int64]struct{}{}
+		e.ended[it.SlotKey] = map[int64]int{}
 	}
-	e.ended[it.SlotKey][it.ID] = struct{}{}
+	e.ended[it.SlotKey][it.ID] = it.Attempts
 	e.mu.Unlock()
 	release()
 	return func() {
@@ -324,14 +324,14 @@ func (e *Engine) callEnded(it *store.Item, release func()) (written func()) {
 }
 
 // endedCalls lists this process's items on a slot whose calls are over but unwritten.
-func (e *Engine) endedCalls(slotKey string) []int64 {
+func (e *Engine) endedCalls(slotKey string) []store.EndedCall {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	ids := make([]int64, 0, len(e.ended[slotKey]))
-	for id := range e.ended[slotKey] {
-		ids = append(ids, id)
+	out := make([]store.EndedCall, 0, len(e.ended[slotKey]))
+	for id, attempts := range e.ended[slotKey] {
+		out = append(out, store.EndedCall{ID: id, Attempts: attempts})
 	}
-	return ids
+	return out
 }
 
 // dispatch claims what one run may start now and starts it.

@@ -260,6 +260,10 @@ func TestChecksOnlyRun(t *testing.T) {
 		if err != nil || err2 != nil || lat.Total != 1 || tok.Total != 1 || tok.Items[0].Score != 2 || tok.Items[0].Judge != "measure" {
 			t.Fatalf("measured scores: %+v %+v %v %v", lat.Items, tok.Items, err, err2)
 		}
+		rm3, err := st.RunMetricValues(ctx, run3.ID)
+		if _, has := rm3.Overall["tokens"]; err != nil || has || rm3.Overall["latency_ms"] != float64(*items(t, st, run3.ID)[0].TimeMs) {
+			t.Errorf("run metrics must come from the items, not the measured scores: %v %v", rm3.Overall, err)
+		}
 		if got := items(t, st, run3.ID); *got[0].Score != 1 {
 			t.Errorf("item score %v, want the numeric check's 1 alone", *got[0].Score)
 		}

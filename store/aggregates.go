@@ -189,8 +189,8 @@ func (s *Store) RunMetricValues(ctx context.Context, runID int64) (*RunMetrics, 
 	overall := map[string]*acc{}
 	perModel := map[int64]map[string]*acc{}
 	for _, m := range b.Metrics {
-		if m.Metric == "score" {
-			continue // the item score above is the panel's mean already
+		if m.Metric == "score" || m.Source == "measure" {
+			continue // the item score is the panel's mean already; measured values are in the stats
 		}
 		for _, a := range []map[string]*acc{overall, ensure(perModel, m.RunTargetID)} {
 			if a[m.Metric] == nil {

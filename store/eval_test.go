@@ -5,6 +5,7 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"time"
 
 	"tribunal/store"
 	"tribunal/store/storetest"
@@ -228,4 +229,35 @@ func items(t *testing.T, st *store.Store, runID int64) []store.ItemView {
 		t.Fatal(err)
 	}
 	return page.Items
+}
+
+// TestEndedCallsFreeTheirSlot: a claim whose call is over (its result not
+// yet written) does not count against the slot, but only while it is the
+// same claim: a stale token frees nothing.
+func TestEndedCallsFreeTheirSlot(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, st *store.Store) {
+		ctx := context.Background()
+		run := makeRun(t, st, 5, 1)
+		claim := func(ended []store.EndedCall) []store.Item {
+			items, err := st.ClaimItems(ctx, store.ClaimParams{RunID: run.ID, From: store.ItemNew, To: store.ItemInProgress, WorkerID: "w",
+				Lease: time.Minute, Limit: 5, SlotKey: "k", SlotLimit: 2, Ended: ended})
+			if err != nil {
+				t.Fatal(err)
+			}
+			return items
+		}
+		first := claim(nil)
+		if len(first) != 2 {
+			t.Fatalf("claimed %d, want the slot's 2", len(first))
+		}
+		if n := len(claim(nil)); n != 0 {
+			t.Fatalf("claimed %d over a full slot", n)
+		}
+		if n := len(claim([]store.EndedCall{{ID: first[0].ID, Attempts: first[0].Attempts + 1}})); n != 0 {
+			t.Fatalf("a stale claim token freed the slot (%d claimed)", n)
+		}
+		if n := len(claim([]store.EndedCall{{ID: first[0].ID, Attempts: first[0].Attempts}})); n != 1 {
+			t.Fatalf("an ended call freed %d, want 1", n)
+		}
+	})
 }

@@ -29,7 +29,7 @@ type ClaimParams struct {
 	JudgePos *int
 	// Ended are the caller's items on the slot whose calls are over but whose
 	// results are not written yet: they no longer hold a provider connection.
-	Ended []int64
+	Ended []EndedCall
 }
 
 // SlotKey is the concurrency key of a provider's model.
@@ -63,7 +63,7 @@ func (s *Store) ClaimItems(ctx context.Context, p ClaimParams) ([]Item, error) {
 			}
 			if s.dialect == SQLite {
 				// PostgreSQL counts inside the claim statement below.
-				inflight, err := tx.slotInUse(ctx, p.SlotKey, p.Ended) // items and pairwise comparisons
+				inflight, err := tx.slotInUse(ctx, p.SlotKey, p.WorkerID, p.Ended) // items and pairwise comparisons
 				if err != nil {
 					return err
 				}
@@ -92,7 +92,7 @@ func (s *Store) ClaimItems(ctx context.Context, p ClaimParams) ([]Item, error) {
 		if s.dialect == Postgres && p.SlotLimit > 0 {
 			// Under the slot's advisory lock, this statement's snapshot sees every committed claim.
 			limitExpr = "GREATEST(0, LEAST(?, ? - (" + slotInflightSQL + ")))" // items and pairwise comparisons
-			args = append(args, p.SlotLimit, p.SlotKey, p.SlotKey, append(p.Ended, 0))
+			args = append(append(args, p.SlotLimit, p.SlotKey, p.SlotKey), slotEnded(p.SlotKey, p.WorkerID, p.Ended)...)
 		}
 		return tx.conn(ctx).Raw(`UPDATE items SET status = ?, worker_id = ?, slot_key = ?, claimed_at = ?, lease_until = ?,
 				attempts = attempts + 1, last_attempt_at = ?, updated_at = ?
