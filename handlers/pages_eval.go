@@ -601,6 +601,10 @@ func (h *Handler) gradingItem(ctx context.Context, run *store.Run, e store.Gradi
 	for _, j := range run.Judges {
 		judges[j.Name] = j
 	}
+	untrusted, err := h.untrustedJudges(ctx, run)
+	if err != nil {
+		return nil, err
+	}
 	for _, s := range scores {
 		if strings.HasPrefix(s.Judge, "check:") {
 			it.Checks = append(it.Checks, s)
@@ -609,7 +613,8 @@ func (h *Handler) gradingItem(ctx context.Context, run *store.Run, e store.Gradi
 		i := slices.IndexFunc(it.Verdicts, func(v views.JudgeVerdict) bool { return v.Judge == s.Judge })
 		if i < 0 {
 			j := judges[s.Judge]
-			jv := views.JudgeVerdict{Judge: s.Judge, Personality: j.PersonalityName, ScaleMin: j.ScaleMin, ScaleMax: j.ScaleMax}
+			jv := views.JudgeVerdict{Judge: s.Judge, Personality: j.PersonalityName, ScaleMin: j.ScaleMin, ScaleMax: j.ScaleMax,
+				Untrusted: untrusted[j.ID]}
 			if jv.ScaleMax <= jv.ScaleMin {
 				jv.ScaleMin, jv.ScaleMax = 1, 10
 			}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"strings"
 	"sync"
 
 	"github.com/labstack/echo/v4"
@@ -116,6 +117,26 @@ func (h *Handler) judgeFlips(ctx context.Context, runID int64) (map[int64]analys
 	out := make(map[int64]analysis.Flips, len(list))
 	for _, f := range list {
 		out[f.RunJudgeID] = analysis.Flips{Comparisons: f.Comparisons, Flipped: f.Flipped}
+	}
+	return out, nil
+}
+
+// untrustedJudges says, per run judge id, why its reliability card fails;
+// pages that show a judge's scores mark it with this.
+func (h *Handler) untrustedJudges(ctx context.Context, run *store.Run) (map[int64]string, error) {
+	prog, err := h.store.RunProgress(ctx, run.ID)
+	if err != nil {
+		return nil, err
+	}
+	a, err := h.cachedAnalysis(ctx, run, prog)
+	if err != nil {
+		return nil, err
+	}
+	out := map[int64]string{}
+	for _, j := range a.report.Judges {
+		if len(j.Untrusted) > 0 {
+			out[j.RunJudgeID] = strings.Join(j.Untrusted, "; ")
+		}
 	}
 	return out, nil
 }
