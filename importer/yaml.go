@@ -176,7 +176,7 @@ func parseTree(data []byte) ([]*value, *RowError) {
 		}
 		return []*value{v}, nil
 	}
-	if line, deep := yamlTooDeep(data); deep {
+	if line, deep := YAMLTooDeep(data, maxDepth); deep {
 		return nil, &RowError{Line: line, Message: fmt.Sprintf("the YAML is nested more than %d levels deep", maxDepth)}
 	}
 	file, err := safeParseYAML(data)
@@ -236,10 +236,11 @@ func yamlError(err error) *RowError {
 	return &RowError{Message: "not valid YAML: " + err.Error()}
 }
 
-// yamlTooDeep guards the parser, whose time grows with the square of the
-// nesting depth (100k nested "- " take half a minute): it estimates depth
-// from indentation, leading "- "/"? " markers and open flow brackets.
-func yamlTooDeep(data []byte) (int, bool) {
+// YAMLTooDeep guards the YAML parser, whose time grows with the square of
+// the nesting depth (100k nested "- " take half a minute): it estimates depth
+// from indentation, leading "- "/"? " markers and open flow brackets, and
+// names the first line deeper than maxDepth levels.
+func YAMLTooDeep(data []byte, maxDepth int) (line int, deep bool) {
 	flow := 0
 	for n, line := range bytes.Split(data, []byte("\n")) {
 		depth, i := 0, 0

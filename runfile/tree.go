@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"tribunal/importer"
 
 	"github.com/goccy/go-yaml"
 	"github.com/goccy/go-yaml/ast"
@@ -78,7 +79,7 @@ func parseTree(data []byte) (root *node, err error) {
 	if len(data) > maxSize {
 		return nil, &posError{0, fmt.Sprintf("the run file is %d bytes, more than the %d MB limit", len(data), maxSize>>20)}
 	}
-	if line, deep := tooDeep(data); deep {
+	if line, deep := importer.YAMLTooDeep(data, maxDepth); deep {
 		return nil, &posError{line, fmt.Sprintf("the YAML is nested more than %d levels deep", maxDepth)}
 	}
 	defer func() {
@@ -119,41 +120,6 @@ func parseTree(data []byte) (root *node, err error) {
 		return docs[0], nil
 	}
 	return nil, &posError{docs[1].line, "a run file is one YAML document; remove the second ---"}
-}
-
-// tooDeep guards the parser against pathological nesting, which it handles
-// in quadratic time; it estimates depth from indentation and brackets.
-func tooDeep(data []byte) (int, bool) {
-	flow := 0
-	for n, line := range bytes.Split(data, []byte("\n")) {
-		depth, i := 0, 0
-	indent:
-		for i < len(line) {
-			switch {
-			case line[i] == ' ':
-				depth++
-			case (line[i] == '-' || line[i] == '?' || line[i] == ':') && (i+1 == len(line) || line[i+1] == ' '):
-				depth += 2
-			default:
-				break indent
-			}
-			i++
-		}
-		if depth > 2*maxDepth+2 {
-			return n + 1, true
-		}
-		for _, c := range line[i:] {
-			switch c {
-			case '[', '{':
-				if flow++; flow > maxDepth {
-					return n + 1, true
-				}
-			case ']', '}':
-				flow = max(flow-1, 0)
-			}
-		}
-	}
-	return 0, false
 }
 
 type conv struct {
