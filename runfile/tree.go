@@ -7,11 +7,12 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
-	"tribunal/importer"
 
 	"github.com/goccy/go-yaml"
 	"github.com/goccy/go-yaml/ast"
 	"github.com/goccy/go-yaml/parser"
+
+	"tribunal/importer"
 )
 
 // node is a YAML value that remembers where it was written.
