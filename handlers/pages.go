@@ -790,7 +790,7 @@ func (h *Handler) showRun(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	if d.Results, err = h.resultsView(ctx, run, sum); err != nil {
+	if d.Results, err = h.resultsView(ctx, run, sum, false); err != nil {
 		return err
 	}
 	if d.Items, err = h.itemsTable(c, run); err != nil {
@@ -852,7 +852,7 @@ func (h *Handler) runResultsPartial(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	v, err := h.resultsView(c.Request().Context(), run, sum)
+	v, err := h.resultsView(c.Request().Context(), run, sum, c.QueryParam("analysis") != "")
 	if err != nil {
 		return err
 	}
@@ -899,15 +899,26 @@ func (h *Handler) retryJudgingPage(c echo.Context) error {
 }
 
 // resultsView adds judge agreement and the run's statistics to the aggregates.
-func (h *Handler) resultsView(ctx context.Context, run *store.Run, sum *store.RunSummary) (views.RunResultsView, error) {
+//
+// The statistics cost a pass over every item, so a page never waits for
+// them: it shows the cached ones (a live run's may lag a few items behind)
+// or, with none cached, loads them in a second request (compute = true).
+func (h *Handler) resultsView(ctx context.Context, run *store.Run, sum *store.RunSummary, compute bool) (views.RunResultsView, error) {
 	v := views.RunResultsView{Run: run, Summary: sum}
 	prog, err := h.store.RunProgress(ctx, run.ID)
 	if err != nil {
 		return v, err
 	}
-	a, err := h.cachedAnalysis(ctx, run, prog)
-	if err != nil {
-		return v, err
+	a, fresh, ok := h.peekAnalysis(ctx, run, prog)
+	if compute && !fresh {
+		if a, err = h.cachedAnalysis(ctx, run, prog); err != nil {
+			return v, err
+		}
+		ok = true
+	}
+	if !ok || (!fresh && !run.Active()) {
+		v.AnalysisPending = true
+		return v, nil
 	}
 	v.Agreement, v.Analysis = &a.agreement, a.report
 	if run.Options.Pairwise {

@@ -58,6 +58,19 @@ type cachedAnalysis struct {
 	report    *analysis.RunReport
 }
 
+// peekAnalysis returns the cached statistics of a run without computing:
+// fresh when they match the run's current items and grades.
+func (h *Handler) peekAnalysis(ctx context.Context, run *store.Run, prog store.Progress) (a cachedAnalysis, fresh, ok bool) {
+	stamp, err := h.store.GradeStamp(ctx, run.ID)
+	if err != nil {
+		return a, false, false
+	}
+	h.analyses.mu.Lock()
+	a, ok = h.analyses.m[run.ID]
+	h.analyses.mu.Unlock()
+	return a, ok && a.key == fmt.Sprint(prog.ByStatus)+"|"+stamp, ok
+}
+
 func (h *Handler) cachedAnalysis(ctx context.Context, run *store.Run, prog store.Progress) (cachedAnalysis, error) {
 	stamp, err := h.store.GradeStamp(ctx, run.ID)
 	if err != nil {
