@@ -672,18 +672,18 @@ func (e *Engine) maybeFinish(ctx context.Context, run *store.Run) error {
 			return err
 		}
 	}
+	// The store ends the run only if no item went back meanwhile (retry judging).
 	if prog.Count(store.ItemCompleted) == 0 && prog.Total > 0 {
-		if err := e.store.FailRun(ctx, run.ID, "every item failed; see the failed items for reasons"); err != nil {
+		ended, err := e.store.EndRun(ctx, run.ID, store.RunFailed, "every item failed; see the failed items for reasons")
+		if err != nil || !ended {
 			return err
 		}
 		e.logRun(ctx, run.ID, store.LogError, "run", fmt.Sprintf("Run failed: all %d item(s) failed", prog.Total), "")
 		return nil
 	}
-	if _, err := e.store.SetRunStatus(ctx, run.ID, store.RunFinished, store.RunRunning); err != nil {
-		if errors.Is(err, store.ErrConflict) {
-			return nil // another worker finished it, or the user paused it
-		}
-		return err
+	ended, err := e.store.EndRun(ctx, run.ID, store.RunFinished, "")
+	if err != nil || !ended {
+		return err // not ended: another worker finished it, the user paused it, or work went back
 	}
 	e.logRun(ctx, run.ID, store.LogInfo, "run", fmt.Sprintf("Run finished: %d completed, %d failed",
 		prog.Count(store.ItemCompleted), prog.Count(store.ItemFailed)), "")

@@ -261,3 +261,28 @@ func TestEndedCallsFreeTheirSlot(t *testing.T) {
 		}
 	})
 }
+
+// TestEndRunWaitsForWork: a run ends only while none of its items is left
+// to do, so work sent back at the last moment keeps it running.
+func TestEndRunWaitsForWork(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, st *store.Store) {
+		ctx := context.Background()
+		run := makeRun(t, st, 1, 1)
+		if ended, err := st.EndRun(ctx, run.ID, store.RunFinished, ""); err != nil || ended {
+			t.Fatalf("a run with a NEW item ended: %v %v", ended, err)
+		}
+		items, err := st.ClaimItems(ctx, store.ClaimParams{RunID: run.ID, From: store.ItemNew, To: store.ItemInProgress, WorkerID: "w", Lease: time.Minute, Limit: 1})
+		if err != nil || len(items) != 1 {
+			t.Fatal(err)
+		}
+		if err := st.FailItem(ctx, &items[0], store.PhaseBenchmarking, "boom"); err != nil {
+			t.Fatal(err)
+		}
+		if ended, err := st.EndRun(ctx, run.ID, store.RunFailed, "all failed"); err != nil || !ended {
+			t.Fatalf("a run with every item done did not end: %v %v", ended, err)
+		}
+		if r, _ := st.Run(ctx, run.ID); r.Status != store.RunFailed || r.Error != "all failed" || r.FinishedAt == nil {
+			t.Fatalf("ended run %+v", r)
+		}
+	})
+}
