@@ -320,6 +320,7 @@ func (e *Engine) callEnded(it *store.Item, release func()) (written func()) {
 		e.mu.Lock()
 		delete(e.ended[it.SlotKey], it.ID)
 		e.mu.Unlock()
+		e.Wake() // the item's outcome is stored: the run may be done
 	}
 }
 
@@ -672,21 +673,21 @@ func (e *Engine) maybeFinish(ctx context.Context, run *store.Run) error {
 			return err
 		}
 	}
+	// Entries of the run's last items go first, so the closing entry is the last.
+	e.logs.flush(ctx)
 	// The store ends the run only if no item went back meanwhile (retry judging).
+	to, reason := store.RunFinished, ""
+	entry := &store.RunLog{RunID: run.ID, Level: store.LogInfo, Kind: "run", Message: fmt.Sprintf("Run finished: %d completed, %d failed",
+		prog.Count(store.ItemCompleted), prog.Count(store.ItemFailed))}
 	if prog.Count(store.ItemCompleted) == 0 && prog.Total > 0 {
-		ended, err := e.store.EndRun(ctx, run.ID, store.RunFailed, "every item failed; see the failed items for reasons")
-		if err != nil || !ended {
-			return err
-		}
-		e.logRun(ctx, run.ID, store.LogError, "run", fmt.Sprintf("Run failed: all %d item(s) failed", prog.Total), "")
-		return nil
+		to, reason = store.RunFailed, "every item failed; see the failed items for reasons"
+		entry = &store.RunLog{RunID: run.ID, Level: store.LogError, Kind: "run", Message: fmt.Sprintf("Run failed: all %d item(s) failed", prog.Total)}
 	}
-	ended, err := e.store.EndRun(ctx, run.ID, store.RunFinished, "")
+	ended, err := e.store.EndRun(ctx, run.ID, to, reason, entry)
 	if err != nil || !ended {
 		return err // not ended: another worker finished it, the user paused it, or work went back
 	}
-	e.logRun(ctx, run.ID, store.LogInfo, "run", fmt.Sprintf("Run finished: %d completed, %d failed",
-		prog.Count(store.ItemCompleted), prog.Count(store.ItemFailed)), "")
+	e.changed(run.ID)
 	return nil
 }
 

@@ -268,7 +268,8 @@ func TestEndRunWaitsForWork(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, st *store.Store) {
 		ctx := context.Background()
 		run := makeRun(t, st, 1, 1)
-		if ended, err := st.EndRun(ctx, run.ID, store.RunFinished, ""); err != nil || ended {
+		closing := func() *store.RunLog { return &store.RunLog{RunID: run.ID, Kind: "run", Message: "the end"} }
+		if ended, err := st.EndRun(ctx, run.ID, store.RunFinished, "", closing()); err != nil || ended {
 			t.Fatalf("a run with a NEW item ended: %v %v", ended, err)
 		}
 		items, err := st.ClaimItems(ctx, store.ClaimParams{RunID: run.ID, From: store.ItemNew, To: store.ItemInProgress, WorkerID: "w", Lease: time.Minute, Limit: 1})
@@ -278,11 +279,17 @@ func TestEndRunWaitsForWork(t *testing.T) {
 		if err := st.FailItem(ctx, &items[0], store.PhaseBenchmarking, "boom"); err != nil {
 			t.Fatal(err)
 		}
-		if ended, err := st.EndRun(ctx, run.ID, store.RunFailed, "all failed"); err != nil || !ended {
+		if logs, _ := st.RunLogs(ctx, run.ID, 0, 10); len(logs) != 0 {
+			t.Fatalf("a refused end wrote its log entry: %+v", logs)
+		}
+		if ended, err := st.EndRun(ctx, run.ID, store.RunFailed, "all failed", closing()); err != nil || !ended {
 			t.Fatalf("a run with every item done did not end: %v %v", ended, err)
 		}
 		if r, _ := st.Run(ctx, run.ID); r.Status != store.RunFailed || r.Error != "all failed" || r.FinishedAt == nil {
 			t.Fatalf("ended run %+v", r)
+		}
+		if logs, _ := st.RunLogs(ctx, run.ID, 0, 10); len(logs) != 1 || logs[0].Message != "the end" {
+			t.Fatalf("closing entry %+v", logs)
 		}
 	})
 }

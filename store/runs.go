@@ -596,18 +596,26 @@ func (s *Store) SetRunStatus(ctx context.Context, id int64, to RunStatus, from .
 // EndRun marks a RUNNING run FINISHED or FAILED, but only while none of its
 // items (or pairwise comparisons) is still to do: checked in the same
 // statement, so an item sent back meanwhile (retry judging) keeps the run
-// running. It reports whether the run ended.
-func (s *Store) EndRun(ctx context.Context, id int64, to RunStatus, reason string) (bool, error) {
-	now := s.now()
-	res := s.conn(ctx).Model(&Run{}).
-		Where("id = ? AND status = ?", id, RunRunning).
-		Where("NOT EXISTS (SELECT 1 FROM items WHERE items.run_id = ? AND items.status NOT IN ('COMPLETED', 'FAILED'))", id).
-		Where("NOT EXISTS (SELECT 1 FROM comparisons WHERE comparisons.run_id = ? AND comparisons.status IN ('NEW', 'JUDGING'))", id).
-		Updates(map[string]any{"status": to, "error": reason, "finished_at": now, "updated_at": now})
-	if res.Error != nil {
-		return false, fmt.Errorf("store: end run: %w", res.Error)
-	}
-	return res.RowsAffected == 1, nil
+// running. The closing log entry commits with the status, so whoever sees
+// the run over sees its last entry too. It reports whether the run ended.
+func (s *Store) EndRun(ctx context.Context, id int64, to RunStatus, reason string, entry *RunLog) (bool, error) {
+	ended := false
+	err := s.Transact(ctx, func(tx *Store) error {
+		now := s.now()
+		res := tx.conn(ctx).Model(&Run{}).
+			Where("id = ? AND status = ?", id, RunRunning).
+			Where("NOT EXISTS (SELECT 1 FROM items WHERE items.run_id = ? AND items.status NOT IN ('COMPLETED', 'FAILED'))", id).
+			Where("NOT EXISTS (SELECT 1 FROM comparisons WHERE comparisons.run_id = ? AND comparisons.status IN ('NEW', 'JUDGING'))", id).
+			Updates(map[string]any{"status": to, "error": reason, "finished_at": now, "updated_at": now})
+		if res.Error != nil {
+			return fmt.Errorf("store: end run: %w", res.Error)
+		}
+		if ended = res.RowsAffected == 1; !ended || entry == nil {
+			return nil
+		}
+		return tx.AppendLog(ctx, entry)
+	})
+	return ended, err
 }
 
 // FailRun marks an active run FAILED with the reason.
