@@ -56,7 +56,9 @@ type Engine struct {
 	providers map[int64]cachedProvider
 	runs      map[int64]*runState
 	// ended holds, per slot key, claims (item id → attempts) whose calls are over but unwritten (see callEnded).
-	ended    map[string]map[int64]int
+	ended map[string]map[int64]int
+	// calls counts this process's calls in flight per slot key (see start).
+	calls    map[string]int
 	inflight sync.WaitGroup
 
 	// active caches the list of runs to work on; a control action clears it.
@@ -115,6 +117,7 @@ func New(cfg Config, st *store.Store, broker *Broker, logger *slog.Logger) *Engi
 		providers:  map[int64]cachedProvider{},
 		runs:       map[int64]*runState{},
 		ended:      map[string]map[int64]int{},
+		calls:      map[string]int{},
 	}
 	e.logs = newLogBuffer(st, logger, e.changed)
 	return e
@@ -293,15 +296,35 @@ func (e *Engine) freeSlots() int { return cap(e.slots) - len(e.slots) }
 
 // start runs fn in the background on one in-flight slot. fn may give the
 // slot back early with release (once its provider call has ended); it is
-// given back at the latest when fn returns.
-func (e *Engine) start(fn func(release func())) {
+// given back at the latest when fn returns. slot names the (provider, model)
+// the call goes to ("" for calls outside the concurrency limit).
+func (e *Engine) start(slot string, fn func(release func())) {
 	e.slots <- struct{}{}
+	e.mu.Lock()
+	e.calls[slot]++
+	e.mu.Unlock()
 	e.inflight.Go(func() {
 		var once sync.Once
-		release := func() { once.Do(func() { <-e.slots; e.Wake() }) }
+		release := func() {
+			once.Do(func() {
+				e.mu.Lock()
+				e.calls[slot]--
+				e.mu.Unlock()
+				<-e.slots
+				e.Wake()
+			})
+		}
 		defer release()
 		fn(release)
 	})
+}
+
+// slotFull reports whether this process alone already makes limit calls to
+// a (provider, model): a claim could then take nothing, so it is not tried.
+func (e *Engine) slotFull(slot string, limit int) bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return limit > 0 && e.calls[slot] >= limit
 }
 
 // callEnded marks an item whose provider call is over while its result is
@@ -411,16 +434,17 @@ func (e *Engine) dispatchBenchmark(ctx context.Context, run *store.Run, rs *runS
 		}
 		client := e.clientFunc(p)
 		target := *tg
-		e.start(func(func()) { e.warmup(ctx, run.ID, &target, p, client) })
+		e.start("", func(func()) { e.warmup(ctx, run.ID, &target, p, client) })
 		return false, nil
 	}
 	n := e.freeSlots()
-	if n == 0 {
+	slot := store.SlotKey(tg.ProviderID, tg.Model)
+	if n == 0 || e.slotFull(slot, p.Concurrency) {
 		return false, nil
 	}
 	items, err := e.store.ClaimItems(ctx, store.ClaimParams{RunID: run.ID, TargetID: tg.ID, From: store.ItemNew,
 		To: store.ItemInProgress, WorkerID: e.cfg.WorkerID, Lease: e.cfg.Lease, Limit: n,
-		SlotKey: store.SlotKey(tg.ProviderID, tg.Model), SlotLimit: p.Concurrency, Ended: e.endedCalls(store.SlotKey(tg.ProviderID, tg.Model))})
+		SlotKey: slot, SlotLimit: p.Concurrency, Ended: e.endedCalls(slot)})
 	if err != nil || len(items) == 0 {
 		rs.current = nil // look again which target is current
 		return false, err
@@ -432,7 +456,7 @@ func (e *Engine) dispatchBenchmark(ctx context.Context, run *store.Run, rs *runS
 	client := e.clientFunc(p)
 	for i := range work {
 		w := &work[i]
-		e.start(func(release func()) { e.benchmark(ctx, rs, p, client, w, release) })
+		e.start(slot, func(release func()) { e.benchmark(ctx, rs, p, client, w, release) })
 	}
 	return false, nil
 }
@@ -454,6 +478,10 @@ func (e *Engine) dispatchJudging(ctx context.Context, run *store.Run, rs *runSta
 		params := store.ClaimParams{RunID: run.ID, From: store.ItemWaitingForJudge, To: store.ItemJudging,
 			WorkerID: e.cfg.WorkerID, Lease: e.cfg.Lease, Limit: n, SlotKey: store.SlotKey(pj.ProviderID, pj.Model), JudgePos: &pos}
 		if perr == nil {
+			if e.slotFull(params.SlotKey, p.Concurrency) {
+				claimed = true // this judge's calls are all in flight: the run is not done
+				continue
+			}
 			params.SlotLimit = p.Concurrency
 			params.Ended = e.endedCalls(params.SlotKey)
 		}
@@ -485,7 +513,7 @@ func (e *Engine) dispatchJudging(ctx context.Context, run *store.Run, rs *runSta
 		last := pos == len(rs.judges)-1
 		for i := range work {
 			w := &work[i]
-			e.start(func(release func()) { e.judge(ctx, pj, last, p, client, w, release) })
+			e.start(params.SlotKey, func(release func()) { e.judge(ctx, pj, last, p, client, w, release) })
 		}
 	}
 	if !claimed {
