@@ -29,8 +29,8 @@ func entry(run int64, name string, pass float64, scores []float64) Entry {
 func TestPairTestsAndSummary(t *testing.T) {
 	var good, bad, same []float64
 	for i := range 30 {
-		good = append(good, float64(6+i%5))      // 6..10
-		bad = append(bad, float64(3+i%5))        // 3..7: always 3 lower
+		good = append(good, float64(6+i%5))     // 6..10
+		bad = append(bad, float64(3+i%5))       // 3..7: always 3 lower
 		same = append(same, float64(6+(i+1)%5)) // a shuffle of good's values
 	}
 	es := []Entry{entry(1, "good", 5.5, good), entry(2, "bad", 5.5, bad), entry(3, "same", 5.5, same)}

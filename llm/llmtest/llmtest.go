@@ -25,10 +25,10 @@ type ChatRequest struct {
 	ResponseFormat *struct {
 		Type string `json:"type"`
 	} `json:"response_format"`
-	Temperature     *float64 `json:"temperature"`
-	MaxTokens       *int64   `json:"max_tokens"`
-	ReasoningEffort string   `json:"reasoning_effort"`
-	Header http.Header `json:"-"`
+	Temperature     *float64    `json:"temperature"`
+	MaxTokens       *int64      `json:"max_tokens"`
+	ReasoningEffort string      `json:"reasoning_effort"`
+	Header          http.Header `json:"-"`
 }
 
 // Last is the content of the last message.
