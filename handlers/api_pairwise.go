@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"net/http"
-	"sync"
 
 	"github.com/labstack/echo/v4"
 
@@ -51,12 +50,8 @@ func (h *Handler) pairwiseReport(ctx context.Context, run *store.Run) (*store.Pa
 	if err != nil {
 		return nil, err
 	}
-	key := pairwiseKey{h: h, run: run.ID}
-	pairwiseReports.mu.Lock()
-	c, ok := pairwiseReports.m[key]
-	pairwiseReports.mu.Unlock()
-	if ok && c.done == counts.Done {
-		rep := c.report
+	stamp := fmt.Sprint(counts.Done)
+	if rep, fresh, _ := h.leaderboards.get(run.ID, stamp); fresh {
 		rep.Comparisons = counts
 		return &rep, nil
 	}
@@ -66,27 +61,6 @@ func (h *Handler) pairwiseReport(ctx context.Context, run *store.Run) (*store.Pa
 	}
 	rep := store.PairwiseLeaderboard(run.Targets, run.Judges, tallies, uint64(run.ID))
 	rep.Comparisons = counts
-	pairwiseReports.mu.Lock()
-	if pairwiseReports.m == nil || len(pairwiseReports.m) >= summaryCacheSize {
-		pairwiseReports.m = map[pairwiseKey]cachedPairwise{}
-	}
-	pairwiseReports.m[key] = cachedPairwise{done: counts.Done, report: rep}
-	pairwiseReports.mu.Unlock()
+	h.leaderboards.put(run.ID, stamp, rep)
 	return &rep, nil
-}
-
-// pairwiseReports caches leaderboards per handler and run.
-var pairwiseReports struct {
-	mu sync.Mutex
-	m  map[pairwiseKey]cachedPairwise
-}
-
-type pairwiseKey struct {
-	h   *Handler
-	run int64
-}
-
-type cachedPairwise struct {
-	done   int64
-	report store.PairwiseReport
 }

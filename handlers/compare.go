@@ -8,7 +8,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/labstack/echo/v4"
@@ -39,13 +38,8 @@ type CompareTask struct {
 	ItemIDs  []int64   `json:"item_ids"`
 }
 
-// comparisonCache keeps the statistics of recent comparisons, keyed by the
-// runs, the baseline and the runs' item counts.
-type comparisonCache struct {
-	mu sync.Mutex
-	m  map[string]cachedComparison
-}
-
+// cachedComparison is the statistics of a comparison, cached by its runs,
+// baseline and the runs' item counts: the bootstrap dominates its cost.
 type cachedComparison struct {
 	entries []analysis.EntryStats
 	tests   []analysis.PairTest
@@ -102,26 +96,20 @@ func (h *Handler) compare(ctx context.Context, ids []int64, baseline int64, f an
 		entries = append(entries, analysis.Entries(run, store.PassThreshold(run.Judges), results)...)
 	}
 	out.Baselines = analysis.Baselines(entries, baseline)
-	// The bootstrap dominates the cost; it moves only when the runs' items do.
-	cacheKey := fmt.Sprint(ids, baseline)
+	// The statistics move only when the runs' items do.
+	var stamp strings.Builder
 	for _, run := range out.Runs {
 		prog, err := h.store.RunProgress(ctx, run.ID)
 		if err != nil {
 			return nil, err
 		}
-		cacheKey += fmt.Sprint(prog.ByStatus)
+		stamp.WriteString(fmt.Sprint(prog.ByStatus))
 	}
-	h.comparisons.mu.Lock()
-	cached, ok := h.comparisons.m[cacheKey]
-	h.comparisons.mu.Unlock()
-	if !ok {
+	cacheKey := fmt.Sprint(ids, baseline)
+	cached, fresh, _ := h.comparisons.get(cacheKey, stamp.String())
+	if !fresh {
 		cached = cachedComparison{entries: analysis.Summarise(entries, out.Baselines), tests: analysis.PairTests(entries)}
-		h.comparisons.mu.Lock()
-		if h.comparisons.m == nil || len(h.comparisons.m) >= summaryCacheSize {
-			h.comparisons.m = map[string]cachedComparison{}
-		}
-		h.comparisons.m[cacheKey] = cached
-		h.comparisons.mu.Unlock()
+		h.comparisons.put(cacheKey, stamp.String(), cached)
 	}
 	out.Entries, out.PairTests = cached.entries, cached.tests
 	if out.PairTests == nil {

@@ -29,9 +29,11 @@ type Handler struct {
 	store       *store.Store
 	engine      *engine.Engine
 	log         *slog.Logger
-	summaries   summaryCache
-	analyses    runAnalyses
-	comparisons comparisonCache
+	summaries   stampCache[int64, *store.RunSummary]
+	analyses    stampCache[int64, cachedAnalysis]
+	comparisons stampCache[string, cachedComparison]
+	// leaderboards keeps pairwise fits by the number of comparisons done (done ones never change).
+	leaderboards stampCache[int64, store.PairwiseReport]
 }
 
 // New wires the handlers and registers their routes on a new Echo.

@@ -790,7 +790,7 @@ func (h *Handler) showRun(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	if d.Results, err = h.resultsView(ctx, run, sum, false); err != nil {
+	if d.Results, err = h.resultsView(ctx, run, prog, sum, false); err != nil {
 		return err
 	}
 	if d.Items, err = h.itemsTable(c, run); err != nil {
@@ -852,7 +852,7 @@ func (h *Handler) runResultsPartial(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	v, err := h.resultsView(c.Request().Context(), run, sum, c.QueryParam("analysis") != "")
+	v, err := h.resultsView(c.Request().Context(), run, prog, sum, c.QueryParam("analysis") != "")
 	if err != nil {
 		return err
 	}
@@ -903,13 +903,10 @@ func (h *Handler) retryJudgingPage(c echo.Context) error {
 // The statistics cost a pass over every item, so a page never waits for
 // them: it shows the cached ones (a live run's may lag a few items behind)
 // or, with none cached, loads them in a second request (compute = true).
-func (h *Handler) resultsView(ctx context.Context, run *store.Run, sum *store.RunSummary, compute bool) (views.RunResultsView, error) {
+func (h *Handler) resultsView(ctx context.Context, run *store.Run, prog store.Progress, sum *store.RunSummary, compute bool) (views.RunResultsView, error) {
 	v := views.RunResultsView{Run: run, Summary: sum}
-	prog, err := h.store.RunProgress(ctx, run.ID)
-	if err != nil {
-		return v, err
-	}
 	a, fresh, ok := h.peekAnalysis(ctx, run, prog)
+	var err error
 	if compute && !fresh {
 		if a, err = h.cachedAnalysis(ctx, run, prog); err != nil {
 			return v, err

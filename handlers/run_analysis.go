@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
-	"sync"
 
 	"github.com/labstack/echo/v4"
 
@@ -44,59 +43,48 @@ func (h *Handler) runAnalysis(ctx context.Context, run *store.Run, human analysi
 	return out, nil
 }
 
-// runAnalyses caches each run's statistics keyed by its item counts and
-// grades: while neither moves, neither do the statistics, so a finished
-// run's page computes them once.
-type runAnalyses struct {
-	mu sync.Mutex
-	m  map[int64]cachedAnalysis
-}
-
+// cachedAnalysis is a run's statistics, cached by its item counts and
+// grades (analysisStamp): while neither moves, neither do the statistics.
 type cachedAnalysis struct {
-	key       string
 	agreement analysis.Report
 	report    *analysis.RunReport
+}
+
+func (h *Handler) analysisStamp(ctx context.Context, runID int64, prog store.Progress) (string, error) {
+	grades, err := h.store.GradeStamp(ctx, runID)
+	if err != nil {
+		return "", err
+	}
+	return fmt.Sprint(prog.ByStatus) + "|" + grades, nil
 }
 
 // peekAnalysis returns the cached statistics of a run without computing:
 // fresh when they match the run's current items and grades.
 func (h *Handler) peekAnalysis(ctx context.Context, run *store.Run, prog store.Progress) (a cachedAnalysis, fresh, ok bool) {
-	stamp, err := h.store.GradeStamp(ctx, run.ID)
+	stamp, err := h.analysisStamp(ctx, run.ID, prog)
 	if err != nil {
 		return a, false, false
 	}
-	h.analyses.mu.Lock()
-	a, ok = h.analyses.m[run.ID]
-	h.analyses.mu.Unlock()
-	return a, ok && a.key == fmt.Sprint(prog.ByStatus)+"|"+stamp, ok
+	return h.analyses.get(run.ID, stamp)
 }
 
 func (h *Handler) cachedAnalysis(ctx context.Context, run *store.Run, prog store.Progress) (cachedAnalysis, error) {
-	stamp, err := h.store.GradeStamp(ctx, run.ID)
+	stamp, err := h.analysisStamp(ctx, run.ID, prog)
 	if err != nil {
 		return cachedAnalysis{}, err
 	}
-	key := fmt.Sprint(prog.ByStatus) + "|" + stamp
-	h.analyses.mu.Lock()
-	c, ok := h.analyses.m[run.ID]
-	h.analyses.mu.Unlock()
-	if ok && c.key == key {
+	if c, fresh, _ := h.analyses.get(run.ID, stamp); fresh {
 		return c, nil
 	}
 	rows, err := h.store.RunJudgeScores(ctx, run.ID)
 	if err != nil {
 		return cachedAnalysis{}, err
 	}
-	c = cachedAnalysis{key: key, agreement: analysis.Agreements(run.Judges, rows)}
+	c := cachedAnalysis{agreement: analysis.Agreements(run.Judges, rows)}
 	if c.report, err = h.runAnalysis(ctx, run, c.agreement); err != nil {
 		return cachedAnalysis{}, err
 	}
-	h.analyses.mu.Lock()
-	if h.analyses.m == nil || len(h.analyses.m) >= summaryCacheSize {
-		h.analyses.m = map[int64]cachedAnalysis{}
-	}
-	h.analyses.m[run.ID] = c
-	h.analyses.mu.Unlock()
+	h.analyses.put(run.ID, stamp, c)
 	return c, nil
 }
 
