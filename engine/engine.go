@@ -696,10 +696,13 @@ func (e *Engine) maybeFinish(ctx context.Context, run *store.Run) error {
 	if prog.Done() < prog.Total {
 		return nil // items wait for a retry time, or are in flight
 	}
+	var failedComparisons int64
 	if run.Options.Pairwise {
-		if wait, err := e.pairwisePending(ctx, run); err != nil || wait {
+		wait, n, err := e.pairwisePending(ctx, run)
+		if err != nil || wait {
 			return err
 		}
+		failedComparisons = n
 	}
 	// Entries of the run's last items go first, so the closing entry is the last.
 	e.logs.flush(ctx)
@@ -707,9 +710,13 @@ func (e *Engine) maybeFinish(ctx context.Context, run *store.Run) error {
 	to, reason := store.RunFinished, ""
 	entry := &store.RunLog{RunID: run.ID, Level: store.LogInfo, Kind: "run", Message: fmt.Sprintf("Run finished: %d completed, %d failed",
 		prog.Count(store.ItemCompleted), prog.Count(store.ItemFailed))}
-	if prog.Count(store.ItemCompleted) == 0 && prog.Total > 0 {
+	switch {
+	case prog.Count(store.ItemCompleted) == 0 && prog.Total > 0:
 		to, reason = store.RunFailed, "every item failed; see the failed items for reasons"
 		entry = &store.RunLog{RunID: run.ID, Level: store.LogError, Kind: "run", Message: fmt.Sprintf("Run failed: all %d item(s) failed", prog.Total)}
+	case failedComparisons > 0:
+		to, reason = store.RunFailed, "every pairwise comparison failed; see the run log for reasons"
+		entry = &store.RunLog{RunID: run.ID, Level: store.LogError, Kind: "run", Message: fmt.Sprintf("Run failed: all %d comparison(s) failed", failedComparisons)}
 	}
 	ended, err := e.store.EndRun(ctx, run.ID, to, reason, entry)
 	if err != nil || !ended {

@@ -94,24 +94,19 @@ func (e *Engine) dispatchPairwise(ctx context.Context, run *store.Run, rs *runSt
 }
 
 // pairwisePending reports whether a pairwise run must wait for comparisons
-// before it finishes. When every comparison failed it fails the run, and
-// reports true as well: nothing is left to do.
-func (e *Engine) pairwisePending(ctx context.Context, run *store.Run) (bool, error) {
+// before it ends, and how many it holds when every one of them failed.
+func (e *Engine) pairwisePending(ctx context.Context, run *store.Run) (wait bool, allFailed int64, err error) {
 	c, err := e.store.ComparisonProgress(ctx, run.ID)
 	if err != nil {
-		return true, err
+		return true, 0, err
 	}
 	if c.Pending() > 0 {
-		return true, nil
+		return true, 0, nil
 	}
 	if c.Total > 0 && c.Done == 0 {
-		if err := e.store.FailRun(ctx, run.ID, "every pairwise comparison failed; see the run log for reasons"); err != nil {
-			return true, err
-		}
-		e.logRun(ctx, run.ID, store.LogError, "run", fmt.Sprintf("Run failed: all %d comparison(s) failed", c.Total), "")
-		return true, nil
+		return false, c.Total, nil
 	}
-	return false, nil
+	return false, 0, nil
 }
 
 // compare asks the judge about one comparison in both orders and stores the

@@ -618,17 +618,6 @@ func (s *Store) EndRun(ctx context.Context, id int64, to RunStatus, reason strin
 	return ended, err
 }
 
-// FailRun marks an active run FAILED with the reason.
-func (s *Store) FailRun(ctx context.Context, id int64, reason string) error {
-	now := s.now()
-	err := s.conn(ctx).Model(&Run{}).Where("id = ? AND status IN ?", id, ActiveRunStatuses).
-		Updates(map[string]any{"status": RunFailed, "error": reason, "finished_at": now, "updated_at": now}).Error
-	if err != nil {
-		return fmt.Errorf("store: fail run: %w", err)
-	}
-	return nil
-}
-
 // SetRunPhase moves a run to the judging phase once benchmarking is done.
 func (s *Store) SetRunPhase(ctx context.Context, id int64, phase Phase) error {
 	err := s.conn(ctx).Model(&Run{}).Where("id = ?", id).Updates(map[string]any{"phase": phase, "updated_at": s.now()}).Error
