@@ -302,6 +302,14 @@ type TaskRow struct {
 	Regressed bool `json:"regressed"`
 }
 
+// TaskAnswers is a task row with each entry's answer (its first repeat).
+type TaskAnswers struct {
+	TaskRow
+	Question string    `json:"question"`
+	Answers  []*string `json:"answers"`  // per entry; nil where it has none
+	ItemIDs  []int64   `json:"item_ids"` // per entry, the answer's item; 0 where none
+}
+
 // TaskFilter narrows the task rows of a comparison.
 type TaskFilter struct {
 	Category     string

@@ -20,22 +20,14 @@ import (
 // Comparison is several runs side by side: per model and per category,
 // paired tests between every two models, and the tasks with each answer.
 type Comparison struct {
-	Runs        []*store.Run            `json:"runs"`
-	BaselineRun int64                   `json:"baseline_run_id,omitempty"`
-	Entries     []analysis.EntryStats   `json:"entries"`
-	Baselines   []int                   `json:"baselines"` // per entry, the index of its baseline entry (-1: none)
-	PairTests   []analysis.PairTest     `json:"pair_tests"`
-	Categories  []string                `json:"categories"`
-	Grid        [][]*float64            `json:"category_scores"` // per entry, per category
-	Tasks       store.Page[CompareTask] `json:"tasks"`
-}
-
-// CompareTask is one task across the entries, with each entry's answer.
-type CompareTask struct {
-	analysis.TaskRow
-	Question string    `json:"question"`
-	Answers  []*string `json:"answers"` // per entry, the first repeat's answer
-	ItemIDs  []int64   `json:"item_ids"`
+	Runs        []*store.Run                     `json:"runs"`
+	BaselineRun int64                            `json:"baseline_run_id,omitempty"`
+	Entries     []analysis.EntryStats            `json:"entries"`
+	Baselines   []int                            `json:"baselines"` // per entry, the index of its baseline entry (-1: none)
+	PairTests   []analysis.PairTest              `json:"pair_tests"`
+	Categories  []string                         `json:"categories"`
+	Grid        [][]*float64                     `json:"category_scores"` // per entry, per category
+	Tasks       store.Page[analysis.TaskAnswers] `json:"tasks"`
 }
 
 // cachedComparison is the statistics of a comparison, cached by its runs,
@@ -128,7 +120,7 @@ func (h *Handler) compare(ctx context.Context, ids []int64, baseline int64, f an
 	}
 	rows := analysis.TaskRows(entries, out.Baselines, f)
 	page, perPage = max(page, 1), min(max(perPage, 1), 200)
-	out.Tasks = store.Page[CompareTask]{Page: page, PerPage: perPage, Total: int64(len(rows)), Items: []CompareTask{}}
+	out.Tasks = store.Page[analysis.TaskAnswers]{Page: page, PerPage: perPage, Total: int64(len(rows)), Items: []analysis.TaskAnswers{}}
 	from := min((page-1)*perPage, len(rows))
 	shown := rows[from:min(from+perPage, len(rows))]
 	keys := make([]string, len(shown))
@@ -153,7 +145,7 @@ func (h *Handler) compare(ctx context.Context, ids []int64, baseline int64, f an
 		}
 	}
 	for _, r := range shown {
-		ct := CompareTask{TaskRow: r, Question: questions[r.TaskID], Answers: make([]*string, len(entries)), ItemIDs: make([]int64, len(entries))}
+		ct := analysis.TaskAnswers{TaskRow: r, Question: questions[r.TaskID], Answers: make([]*string, len(entries)), ItemIDs: make([]int64, len(entries))}
 		for i, e := range entries {
 			if a, ok := answers[key{e.RunID, e.TargetID, r.TaskID}]; ok {
 				ct.Answers[i], ct.ItemIDs[i] = a.Response, a.ItemID
@@ -263,10 +255,7 @@ func (h *Handler) showCompare(c echo.Context) error {
 			return err
 		}
 		p.Runs, p.Entries, p.Baselines, p.PairTests = cmpr.Runs, cmpr.Entries, cmpr.Baselines, cmpr.PairTests
-		p.Categories, p.Grid = cmpr.Categories, cmpr.Grid
-		for _, t := range cmpr.Tasks.Items {
-			p.Tasks = append(p.Tasks, views.CompareTaskView{TaskRow: t.TaskRow, Question: t.Question, Answers: t.Answers, ItemIDs: t.ItemIDs})
-		}
+		p.Categories, p.Grid, p.Tasks = cmpr.Categories, cmpr.Grid, cmpr.Tasks.Items
 		p.Pager = views.Pager{Page: cmpr.Tasks.Page, Pages: cmpr.Tasks.Pages(), Total: cmpr.Tasks.Total, Link: p.Link}
 	}
 	p.ServerTime = time.Since(started).Round(time.Millisecond).String()
