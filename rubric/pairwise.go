@@ -74,41 +74,7 @@ ANSWER_A>>>
 ANSWER_B>>>
 {{- end}}
 {{- end}}
-{{- with .Constraints}}
-
-## Constraints the answers must respect
-{{.}}
-{{- end}}
-{{- with .Reference}}
-
-## Reference answer
-{{.}}
-{{- end}}
-{{- with .Excellent}}
-
-## Reference: excellent answer
-{{.}}
-{{- end}}
-{{- with .Good}}
-
-## Reference: good answer
-{{.}}
-{{- end}}
-{{- with .Pass}}
-
-## Reference: pass answer
-{{.}}
-{{- end}}
-{{- with .IncorrectAnswerDirection}}
-
-## Incorrect answer direction
-An answer that goes this way is wrong: {{.}}
-{{- end}}
-{{- with .JudgeInstructions}}
-
-## Instructions for the judge
-{{.}}
-{{- end}}
+` + contextSections + `
 {{- if le (len .Turns) 1}}
 
 ## Answer A

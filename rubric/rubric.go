@@ -50,9 +50,22 @@ const DefaultTemplate = `## Task
 ANSWER>>>
 {{- end}}
 {{- end}}
-{{- with .Constraints}}
+` + contextSections + `
+{{- if le (len .Turns) 1}}
 
-## Constraints the answer must respect
+## Answer to grade
+<<<ANSWER
+{{.Response}}
+ANSWER>>>
+{{- end}}
+
+Grade the answer on each metric from {{.ScaleMin}} to {{.ScaleMax}}. Reply with the JSON object only.`
+
+// contextSections show a task's constraints, references and judge-only
+// instructions, in every built-in prompt; empty ones are left out.
+const contextSections = `{{- with .Constraints}}
+
+## Constraints to respect
 {{.}}
 {{- end}}
 {{- with .Reference}}
@@ -84,16 +97,7 @@ An answer that goes this way is wrong and must score low: {{.}}
 
 ## Instructions for the judge
 {{.}}
-{{- end}}
-{{- if le (len .Turns) 1}}
-
-## Answer to grade
-<<<ANSWER
-{{.Response}}
-ANSWER>>>
-{{- end}}
-
-Grade the answer on each metric from {{.ScaleMin}} to {{.ScaleMax}}. Reply with the JSON object only.`
+{{- end}}`
 
 // Input is what a prompt template can use.
 type Input struct {
