@@ -56,8 +56,8 @@ func seedScoredRun(t *testing.T, st *store.Store, providerID, collectionID int64
 				score = 1
 			}
 			tm := int64(100 + it.RunTaskID%50)
-			if err := st.CompleteBenchmark(ctx, it, store.BenchmarkResult{Request: "{}", Response: answer, TimeMs: tm, CompletionTokens: 5,
-				Scores: []store.Score{{Source: "check:contains", Metric: "check_contains", Score: score}}}); err != nil {
+			if _, err := st.CompleteBenchmark(ctx, it, store.BenchmarkResult{Request: "{}", Response: answer, TimeMs: tm, CompletionTokens: 5,
+				Scores: []store.Score{{Source: "check:contains", Metric: "check_contains", Score: score}}}, nil); err != nil {
 				t.Fatal(err)
 			}
 		}

@@ -55,8 +55,6 @@ type Engine struct {
 	mu        sync.Mutex
 	providers map[int64]cachedProvider
 	runs      map[int64]*runState
-	// ended holds, per slot key, claims (item id → attempts) whose calls are over but unwritten (see callEnded).
-	ended map[string]map[int64]int
 	// calls counts this process's calls in flight per slot key (see start).
 	calls    map[string]int
 	inflight sync.WaitGroup
@@ -77,6 +75,7 @@ type runState struct {
 	current *store.RunTarget
 	// pairwiseReady: this process has made the pairwise run's comparisons.
 	pairwiseReady bool
+	tasks         taskCache
 }
 
 // activeTTL bounds how stale the cached list of active runs may be; claims
@@ -116,7 +115,6 @@ func New(cfg Config, st *store.Store, broker *Broker, logger *slog.Logger) *Engi
 		notify:     newNotifier(st, logger),
 		providers:  map[int64]cachedProvider{},
 		runs:       map[int64]*runState{},
-		ended:      map[string]map[int64]int{},
 		calls:      map[string]int{},
 	}
 	e.logs = newLogBuffer(st, logger, e.changed)
@@ -294,28 +292,23 @@ func (e *Engine) state(ctx context.Context, run *store.Run) (*runState, error) {
 
 func (e *Engine) freeSlots() int { return cap(e.slots) - len(e.slots) }
 
-// start runs fn in the background on one in-flight slot. fn may give the
-// slot back early with release (once its provider call has ended); it is
-// given back at the latest when fn returns. slot names the (provider, model)
-// the call goes to ("" for calls outside the concurrency limit).
-func (e *Engine) start(slot string, fn func(release func())) {
+// start runs fn in the background on one in-flight slot. slot names the
+// (provider, model) the calls go to ("" for calls outside the concurrency
+// limit).
+func (e *Engine) start(slot string, fn func()) {
 	e.slots <- struct{}{}
 	e.mu.Lock()
 	e.calls[slot]++
 	e.mu.Unlock()
 	e.inflight.Go(func() {
-		var once sync.Once
-		release := func() {
-			once.Do(func() {
-				e.mu.Lock()
-				e.calls[slot]--
-				e.mu.Unlock()
-				<-e.slots
-				e.Wake()
-			})
-		}
-		defer release()
-		fn(release)
+		defer func() {
+			e.mu.Lock()
+			e.calls[slot]--
+			e.mu.Unlock()
+			<-e.slots
+			e.Wake() // a slot is free, and the run may be done
+		}()
+		fn()
 	})
 }
 
@@ -327,35 +320,58 @@ func (e *Engine) slotFull(slot string, limit int) bool {
 	return limit > 0 && e.calls[slot] >= limit
 }
 
-// callEnded marks an item whose provider call is over while its result is
-// still being written: the process slot is given back at once, and claims
-// on its (provider, model) stop counting it, so the next call starts while
-// this write commits. The returned func ends the mark once written.
-func (e *Engine) callEnded(it *store.Item, release func()) (written func()) {
+// successor is what a call's result write claims to take its place on the
+// slot: an item of the same run in the same state, for the same target (or
+// judge). There is none when the engine stops, or when this process alone
+// holds more of the slot than the provider now allows (its limit was
+// lowered), so that the slot shrinks back.
+func (e *Engine) successor(ctx context.Context, w *store.WorkItem, p *store.Provider) *store.ClaimParams {
+	if ctx.Err() != nil {
+		return nil
+	}
 	e.mu.Lock()
-	if e.ended[it.SlotKey] == nil {
-		e.ended[it.SlotKey] = map[int64]int{}
-	}
-	e.ended[it.SlotKey][it.ID] = it.Attempts
+	over := p.Concurrency > 0 && e.calls[w.SlotKey] > p.Concurrency
 	e.mu.Unlock()
-	release()
-	return func() {
-		e.mu.Lock()
-		delete(e.ended[it.SlotKey], it.ID)
-		e.mu.Unlock()
-		e.Wake() // the item's outcome is stored: the run may be done
+	if over {
+		return nil
 	}
+	next := &store.ClaimParams{RunID: w.RunID, From: store.ItemNew, To: store.ItemInProgress, TargetID: w.RunTargetID,
+		WorkerID: e.cfg.WorkerID, Lease: e.cfg.Lease, Limit: 1, SlotKey: w.SlotKey, SlotLimit: p.Concurrency}
+	if w.Status == store.ItemJudging {
+		pos := w.JudgePos
+		next.From, next.To, next.TargetID, next.JudgePos = store.ItemWaitingForJudge, store.ItemJudging, 0, &pos
+	}
+	return next
 }
 
-// endedCalls lists this process's items on a slot whose calls are over but unwritten.
-func (e *Engine) endedCalls(slotKey string) []store.EndedCall {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	out := make([]store.EndedCall, 0, len(e.ended[slotKey]))
-	for id, attempts := range e.ended[slotKey] {
-		out = append(out, store.EndedCall{ID: id, Attempts: attempts})
+// chain runs an item's call and then, for as long as the store hands one
+// back with the result, its successor's, on the same slot with no claim
+// round trip in between. The provider is looked up again (cached) for each
+// call, so an edit reaches a long chain too.
+func (e *Engine) chain(ctx context.Context, rs *runState, providerID *int64, p *store.Provider, client *llm.Client, w *store.WorkItem,
+	call func(p *store.Provider, client *llm.Client, w *store.WorkItem) *store.Item) {
+	for {
+		next := call(p, client, w)
+		if next == nil {
+			return
+		}
+		nw, err := e.workItems(ctx, rs, []store.Item{*next})
+		if err != nil {
+			e.log.ErrorContext(ctx, "load successor", "item_id", next.ID, "err", err)
+			back := store.ItemNew
+			if next.Status == store.ItemJudging {
+				back = store.ItemWaitingForJudge
+			}
+			if rerr := e.store.RetryItem(context.WithoutCancel(ctx), next, back, time.Now().UTC(), err.Error(), false); rerr != nil {
+				e.log.ErrorContext(ctx, "hand back successor", "item_id", next.ID, "err", rerr)
+			}
+			return
+		}
+		w = &nw[0]
+		if cur, err := e.provider(ctx, providerID); err == nil && cur != p {
+			p, client = cur, e.clientFunc(cur)
+		}
 	}
-	return out
 }
 
 // dispatch claims what one run may start now and starts it.
@@ -434,7 +450,7 @@ func (e *Engine) dispatchBenchmark(ctx context.Context, run *store.Run, rs *runS
 		}
 		client := e.clientFunc(p)
 		target := *tg
-		e.start("", func(func()) { e.warmup(ctx, run.ID, &target, p, client) })
+		e.start("", func() { e.warmup(ctx, run.ID, &target, p, client) })
 		return false, nil
 	}
 	n := e.freeSlots()
@@ -444,19 +460,23 @@ func (e *Engine) dispatchBenchmark(ctx context.Context, run *store.Run, rs *runS
 	}
 	items, err := e.store.ClaimItems(ctx, store.ClaimParams{RunID: run.ID, TargetID: tg.ID, From: store.ItemNew,
 		To: store.ItemInProgress, WorkerID: e.cfg.WorkerID, Lease: e.cfg.Lease, Limit: n,
-		SlotKey: slot, SlotLimit: p.Concurrency, Ended: e.endedCalls(slot)})
+		SlotKey: slot, SlotLimit: p.Concurrency})
 	if err != nil || len(items) == 0 {
 		rs.current = nil // look again which target is current
 		return false, err
 	}
-	work, err := e.store.WorkItems(ctx, items, rs.targets)
+	work, err := e.workItems(ctx, rs, items)
 	if err != nil {
 		return false, err
 	}
 	client := e.clientFunc(p)
 	for i := range work {
 		w := &work[i]
-		e.start(slot, func(release func()) { e.benchmark(ctx, rs, p, client, w, release) })
+		e.start(slot, func() {
+			e.chain(ctx, rs, tg.ProviderID, p, client, w, func(p *store.Provider, client *llm.Client, w *store.WorkItem) *store.Item {
+				return e.benchmark(ctx, rs, p, client, w)
+			})
+		})
 	}
 	return false, nil
 }
@@ -483,7 +503,6 @@ func (e *Engine) dispatchJudging(ctx context.Context, run *store.Run, rs *runSta
 				continue
 			}
 			params.SlotLimit = p.Concurrency
-			params.Ended = e.endedCalls(params.SlotKey)
 		}
 		items, err := e.store.ClaimItems(ctx, params)
 		if err != nil {
@@ -493,7 +512,7 @@ func (e *Engine) dispatchJudging(ctx context.Context, run *store.Run, rs *runSta
 			continue
 		}
 		claimed = true
-		work, err := e.store.WorkItems(ctx, items, rs.targets)
+		work, err := e.workItems(ctx, rs, items)
 		if err != nil {
 			return err
 		}
@@ -513,7 +532,11 @@ func (e *Engine) dispatchJudging(ctx context.Context, run *store.Run, rs *runSta
 		last := pos == len(rs.judges)-1
 		for i := range work {
 			w := &work[i]
-			e.start(params.SlotKey, func(release func()) { e.judge(ctx, pj, last, p, client, w, release) })
+			e.start(params.SlotKey, func() {
+				e.chain(ctx, rs, pj.ProviderID, p, client, w, func(p *store.Provider, client *llm.Client, w *store.WorkItem) *store.Item {
+					return e.judge(ctx, pj, last, p, client, w)
+				})
+			})
 		}
 	}
 	if !claimed {
@@ -633,7 +656,9 @@ func systemPrompt(w *store.WorkItem, opts store.RunOptions) string {
 	return cmp.Or(strings.TrimSpace(w.Task.SystemPrompt), strings.TrimSpace(w.Target.Settings.SystemPrompt), opts.SystemPrompt)
 }
 
-func (e *Engine) benchmark(ctx context.Context, rs *runState, p *store.Provider, client *llm.Client, w *store.WorkItem, release func()) {
+// benchmark asks the target for the item's answer and stores it; it returns
+// the successor claimed with the result, if any (see chain).
+func (e *Engine) benchmark(ctx context.Context, rs *runState, p *store.Provider, client *llm.Client, w *store.WorkItem) *store.Item {
 	stop := e.renewLease(ctx, &w.Item)
 	defer stop()
 	set := w.Target.Settings
@@ -649,9 +674,8 @@ func (e *Engine) benchmark(ctx context.Context, rs *runState, p *store.Provider,
 		req.Messages = append(req.Messages, llm.Message{Role: "user", Content: turn})
 		resp, err := e.chat(ctx, p, client, req)
 		if err != nil {
-			defer e.callEnded(&w.Item, release)()
 			e.callFailed(ctx, w, store.PhaseBenchmarking, err, "")
-			return
+			return nil
 		}
 		req.Messages = append(req.Messages, llm.Message{Role: "assistant", Content: resp.Text})
 		answers = append(answers, resp.Text)
@@ -660,7 +684,6 @@ func (e *Engine) benchmark(ctx context.Context, rs *runState, p *store.Provider,
 		total.PromptTokens += resp.PromptTokens
 		total.CompletionTokens += resp.CompletionTokens
 	}
-	defer e.callEnded(&w.Item, release)()
 	record, _ := json.Marshal(requestRecord{Model: req.Model, Messages: req.Messages[:len(req.Messages)-1], Provider: w.Target.ProviderName, Settings: set})
 	res := store.BenchmarkResult{Request: string(record), Response: total.Text, TimeMs: total.Duration.Milliseconds(),
 		PromptTokens: total.PromptTokens, CompletionTokens: total.CompletionTokens, TokensPerS: total.TokensPerSecond(),
@@ -674,11 +697,13 @@ func (e *Engine) benchmark(ctx context.Context, rs *runState, p *store.Provider,
 	entry := itemLog(w, store.LogInfo, "answer", fmt.Sprintf("%s · %s answered (%d ms, %d tokens, %.1f tok/s)",
 		w.Target.Label(), w.Task.TaskKey, res.TimeMs, res.CompletionTokens, res.TokensPerS),
 		"PROMPT\n"+strings.Join(turns, "\n---\n")+"\n\nRESPONSE\n"+strings.Join(answers, "\n---\n"))
-	if err := e.store.CompleteBenchmark(context.WithoutCancel(ctx), &w.Item, res); err != nil {
+	next, err := e.store.CompleteBenchmark(context.WithoutCancel(ctx), &w.Item, res, e.successor(ctx, w, p))
+	if err != nil {
 		e.log.ErrorContext(ctx, "store benchmark result", "item_id", w.ID, "err", err)
-		return
+		return nil
 	}
 	e.logs.add(entry)
+	return next
 }
 
 func decodeAnswers(s string) ([]string, error) {

@@ -80,13 +80,15 @@ func answers(w *store.WorkItem) []string {
 	return []string{""}
 }
 
-func (e *Engine) judge(ctx context.Context, pj *panelJudge, last bool, p *store.Provider, client *llm.Client, w *store.WorkItem, release func()) {
+// judge asks a panel judge for its verdict on the item and stores it; it
+// returns the successor claimed with the verdict, if any (see chain).
+func (e *Engine) judge(ctx context.Context, pj *panelJudge, last bool, p *store.Provider, client *llm.Client, w *store.WorkItem) *store.Item {
 	stop := e.renewLease(ctx, &w.Item)
 	defer stop()
 	req, err := pj.judgeRequest(w)
 	if err != nil {
 		e.failNow(ctx, w, store.PhaseJudging, fmt.Sprintf("judge %s: %v", pj.Name, err))
-		return
+		return nil
 	}
 	resp, err := e.chat(ctx, p, client, req)
 	var le *llm.Error
@@ -96,15 +98,14 @@ func (e *Engine) judge(ctx context.Context, pj *panelJudge, last bool, p *store.
 		req.JSONSchema = nil
 		resp, err = e.chat(ctx, p, client, req)
 	}
-	defer e.callEnded(&w.Item, release)()
 	if err != nil {
 		e.callFailed(ctx, w, store.PhaseJudging, fmt.Errorf("judge %s: %w", pj.Name, err), "")
-		return
+		return nil
 	}
 	v, perr := rubric.ParseVerdict(resp.Text, pj.metrics, pj.ScaleMin, pj.ScaleMax)
 	if perr != nil {
 		e.callFailed(ctx, w, store.PhaseJudging, fmt.Errorf("judge %s: %w", pj.Name, perr), resp.Text)
-		return
+		return nil
 	}
 	id := pj.ID
 	scores := make([]store.Score, 0, len(v.Scores)+1)
@@ -121,11 +122,13 @@ func (e *Engine) judge(ctx context.Context, pj *panelJudge, last bool, p *store.
 	}
 	entry := itemLog(w, store.LogInfo, "verdict", fmt.Sprintf("⚖ %s · %s: %s scores %s", w.Target.Label(), w.Task.TaskKey, pj.Name,
 		formatScore(v.Overall, pj.ScaleMax)), v.Reasoning())
-	if err := e.store.CompleteJudging(context.WithoutCancel(ctx), &w.Item, verdict); err != nil {
+	next, err := e.store.CompleteJudging(context.WithoutCancel(ctx), &w.Item, verdict, e.successor(ctx, w, p))
+	if err != nil {
 		e.log.ErrorContext(ctx, "store verdict", "item_id", w.ID, "err", err)
-		return
+		return nil
 	}
 	e.logs.add(entry)
+	return next
 }
 
 func formatScore(v float64, scaleMax int) string {

@@ -84,7 +84,7 @@ func (e *Engine) dispatchPairwise(ctx context.Context, run *store.Run, rs *runSt
 		client := e.clientFunc(p)
 		for i := range work {
 			w := &work[i]
-			e.start("", func(func()) { e.compare(ctx, rs, pj, p, client, w) })
+			e.start("", func() { e.compare(ctx, rs, pj, p, client, w) })
 		}
 	}
 	if !claimed {

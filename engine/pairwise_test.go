@@ -305,7 +305,7 @@ func TestPairwiseRescue(t *testing.T) {
 			if its[i].RunTargetID == run.Targets[1].ID {
 				model = run.Targets[1].Model
 			}
-			if err := st.CompleteBenchmark(ctx, &its[i], store.BenchmarkResult{Request: "{}", Response: "answer-from-" + model}); err != nil {
+			if _, err := st.CompleteBenchmark(ctx, &its[i], store.BenchmarkResult{Request: "{}", Response: "answer-from-" + model}, nil); err != nil {
 				t.Fatal(err)
 			}
 		}

@@ -26,7 +26,7 @@ func TestScoreUniqueness(t *testing.T) {
 		}
 		it := claim(store.ItemNew, store.ItemInProgress)
 		dup := []store.Score{{Source: "check:contains", Metric: "check_contains", Score: 1}, {Source: "check:contains", Metric: "check_contains", Score: 0}}
-		if err := st.CompleteBenchmark(ctx, &it, store.BenchmarkResult{Request: "{}", Response: "a", Judged: true, Scores: dup}); err == nil {
+		if _, err := st.CompleteBenchmark(ctx, &it, store.BenchmarkResult{Request: "{}", Response: "a", Judged: true, Scores: dup}, nil); err == nil {
 			t.Fatal("two scores for the same (item, source, metric) were accepted")
 		}
 		page, _ := st.RunItems(ctx, run.ID, store.ItemFilter{})
@@ -34,16 +34,16 @@ func TestScoreUniqueness(t *testing.T) {
 			t.Fatalf("the item moved on although its scores were refused: %s", page.Items[0].Status)
 		}
 		ok := []store.Score{{Source: "check:contains", Metric: "check_contains", Score: 1}}
-		if err := st.CompleteBenchmark(ctx, &it, store.BenchmarkResult{Request: "{}", Response: "a", Judged: true, Scores: ok}); err != nil {
+		if _, err := st.CompleteBenchmark(ctx, &it, store.BenchmarkResult{Request: "{}", Response: "a", Judged: true, Scores: ok}, nil); err != nil {
 			t.Fatal(err)
 		}
 		judge := run.Judges[0]
 		jt := claim(store.ItemWaitingForJudge, store.ItemJudging)
 		v := store.Verdict{Overall: 6, Last: true, Scores: []store.Score{{RunJudgeID: &judge.ID, Source: judge.Source(), Metric: "score", Score: 6, Reasoning: "r"}}}
-		if err := st.CompleteJudging(ctx, &jt, v); err != nil {
+		if _, err := st.CompleteJudging(ctx, &jt, v, nil); err != nil {
 			t.Fatal(err)
 		}
-		if err := st.CompleteJudging(ctx, &jt, v); !errors.Is(err, store.ErrLeaseLost) {
+		if _, err := st.CompleteJudging(ctx, &jt, v, nil); !errors.Is(err, store.ErrLeaseLost) {
 			t.Fatalf("a second verdict for the same claim: %v", err)
 		}
 		scores, err := st.RunScores(ctx, run.ID, store.ScoreFilter{})
@@ -203,8 +203,8 @@ func TestCollectionTrend(t *testing.T) {
 			if err != nil || len(claimed) != 1 {
 				t.Fatal(err)
 			}
-			if err := st.CompleteBenchmark(ctx, &claimed[0], store.BenchmarkResult{Request: "{}", Response: "r", Judged: false,
-				Scores: []store.Score{{Source: "check:contains", Metric: "check_contains", Score: score / 10}}}); err != nil {
+			if _, err := st.CompleteBenchmark(ctx, &claimed[0], store.BenchmarkResult{Request: "{}", Response: "r", Judged: false,
+				Scores: []store.Score{{Source: "check:contains", Metric: "check_contains", Score: score / 10}}}, nil); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -231,33 +231,52 @@ func items(t *testing.T, st *store.Store, runID int64) []store.ItemView {
 	return page.Items
 }
 
-// TestEndedCallsFreeTheirSlot: a claim whose call is over (its result not
-// yet written) does not count against the slot, but only while it is the
-// same claim: a stale token frees nothing.
-func TestEndedCallsFreeTheirSlot(t *testing.T) {
+// TestSuccessorTakesThePlace: a result written with a successor claims one
+// item in the same write, keeping the slot's count; a stale claim claims
+// nothing; a lowered limit or a paused run gets no successor.
+func TestSuccessorTakesThePlace(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, st *store.Store) {
 		ctx := context.Background()
-		run := makeRun(t, st, 5, 1)
-		claim := func(ended []store.EndedCall) []store.Item {
-			items, err := st.ClaimItems(ctx, store.ClaimParams{RunID: run.ID, From: store.ItemNew, To: store.ItemInProgress, WorkerID: "w",
-				Lease: time.Minute, Limit: 5, SlotKey: "k", SlotLimit: 2, Ended: ended})
-			if err != nil {
-				t.Fatal(err)
-			}
-			return items
+		run := makeRun(t, st, 6, 1)
+		params := store.ClaimParams{RunID: run.ID, From: store.ItemNew, To: store.ItemInProgress, WorkerID: "w",
+			Lease: time.Minute, Limit: 5, SlotKey: "k", SlotLimit: 2}
+		first, err := st.ClaimItems(ctx, params)
+		if err != nil || len(first) != 2 {
+			t.Fatalf("claimed %d (%v), want the slot's 2", len(first), err)
 		}
-		first := claim(nil)
-		if len(first) != 2 {
-			t.Fatalf("claimed %d, want the slot's 2", len(first))
+		next := params
+		check := []store.Score{{Source: "check:contains", Metric: "check_contains", Score: 1}}
+		succ, err := st.CompleteBenchmark(ctx, &first[0], store.BenchmarkResult{Request: "{}", Response: "a", Judged: true, Scores: check}, &next)
+		if err != nil || succ == nil {
+			t.Fatalf("no successor: %v", err)
 		}
-		if n := len(claim(nil)); n != 0 {
-			t.Fatalf("claimed %d over a full slot", n)
+		if succ.Status != store.ItemInProgress || succ.WorkerID != "w" || succ.ID == first[0].ID || succ.ID == first[1].ID {
+			t.Fatalf("successor %+v", succ)
 		}
-		if n := len(claim([]store.EndedCall{{ID: first[0].ID, Attempts: first[0].Attempts + 1}})); n != 0 {
-			t.Fatalf("a stale claim token freed the slot (%d claimed)", n)
+		if n, _ := st.ClaimItems(ctx, params); len(n) != 0 {
+			t.Fatalf("the slot grew: %d more claimed", len(n))
 		}
-		if n := len(claim([]store.EndedCall{{ID: first[0].ID, Attempts: first[0].Attempts}})); n != 1 {
-			t.Fatalf("an ended call freed %d, want 1", n)
+		if again, err := st.CompleteBenchmark(ctx, &first[0], store.BenchmarkResult{Request: "{}", Response: "b"}, &next); !errors.Is(err, store.ErrLeaseLost) || again != nil {
+			t.Fatalf("a stale claim wrote or claimed: %v %v", again, err)
+		}
+		lowered := params
+		lowered.SlotLimit = 1
+		if s, err := st.CompleteBenchmark(ctx, &first[1], store.BenchmarkResult{Request: "{}", Response: "c"}, &lowered); err != nil || s != nil {
+			t.Fatalf("a slot over its lowered limit got a successor: %v %v", s, err)
+		}
+		if _, err := st.SetRunStatus(ctx, run.ID, store.RunPaused, store.RunRunning); err != nil {
+			t.Fatal(err)
+		}
+		if s, err := st.CompleteBenchmark(ctx, succ, store.BenchmarkResult{Request: "{}", Response: "d"}, &next); err != nil || s != nil {
+			t.Fatalf("a paused run handed out a successor: %v %v", s, err)
+		}
+		prog, err := st.RunProgress(ctx, run.ID)
+		if err != nil || prog.Count(store.ItemWaitingForJudge) != 1 || prog.Count(store.ItemCompleted) != 2 || prog.Count(store.ItemInProgress) != 0 || prog.Count(store.ItemNew) != 3 {
+			t.Fatalf("progress %+v %v", prog.ByStatus, err)
+		}
+		scores, err := st.RunScores(ctx, run.ID, store.ScoreFilter{})
+		if err != nil || scores.Total != 1 {
+			t.Fatalf("scores %d %v, want the one check", scores.Total, err)
 		}
 	})
 }

@@ -27,9 +27,6 @@ type ClaimParams struct {
 	SlotLimit int
 	// JudgePos, when set, claims only items waiting for that judge of the panel.
 	JudgePos *int
-	// Ended are the caller's items on the slot whose calls are over but whose
-	// results are not written yet: they no longer hold a provider connection.
-	Ended []EndedCall
 }
 
 // SlotKey is the concurrency key of a provider's model.
@@ -42,71 +39,87 @@ func SlotKey(providerID *int64, model string) string {
 }
 
 // ClaimItems atomically moves up to Limit ready items of a RUNNING run from
-// From to To under a
-// lease held by WorkerID, and returns them. The claim is one statement: on
-// PostgreSQL the candidate rows are locked with FOR UPDATE SKIP LOCKED so
-// concurrent workers never claim the same item; SQLite has a single writer,
-// so the same UPDATE … WHERE id IN (SELECT …) is atomic there without the
-// lock clause. The slot count and the claim share a transaction (and, on
-// PostgreSQL, an advisory lock on the slot), so the per-(provider, model)
-// limit holds across processes. Attempts is incremented and, never reset,
-// doubles as the claim token for the result write.
+// From to To under a lease held by WorkerID, and returns them. On PostgreSQL
+// the candidate rows are locked with FOR UPDATE SKIP LOCKED so concurrent
+// workers never claim the same item; SQLite has a single writer, so the same
+// UPDATE … WHERE id IN (SELECT …) is atomic there without the lock clause.
+// The slot count and the claim share a transaction (and, on PostgreSQL, an
+// advisory lock on the slot), so the per-(provider, model) limit holds across
+// processes. Attempts is incremented and, never reset, doubles as the claim
+// token for the result write.
 func (s *Store) ClaimItems(ctx context.Context, p ClaimParams) ([]Item, error) {
 	var items []Item
 	err := s.Transact(ctx, func(tx *Store) error {
-		limit := max(p.Limit, 1)
-		if p.SlotLimit > 0 {
-			if s.dialect == Postgres {
-				if err := tx.conn(ctx).Exec("SELECT pg_advisory_xact_lock(hashtext(?))", p.SlotKey).Error; err != nil {
-					return fmt.Errorf("store: lock slot: %w", err)
-				}
-			}
-			if s.dialect == SQLite {
-				// PostgreSQL counts inside the claim statement below.
-				inflight, err := tx.slotInUse(ctx, p.SlotKey, p.WorkerID, p.Ended) // items and pairwise comparisons
-				if err != nil {
-					return err
-				}
-				limit = min(limit, p.SlotLimit-int(inflight))
-				if limit <= 0 {
-					return nil
-				}
+		if p.SlotLimit > 0 && s.dialect == Postgres {
+			if err := tx.conn(ctx).Exec("SELECT pg_advisory_xact_lock(hashtext(?))", p.SlotKey).Error; err != nil {
+				return fmt.Errorf("store: lock slot: %w", err)
 			}
 		}
-		now := s.now()
-		lock, limitExpr := "", "?"
-		if s.dialect == Postgres {
-			lock = " FOR UPDATE SKIP LOCKED"
-		}
-		target := ""
-		args := []any{p.To, p.WorkerID, p.SlotKey, now, now.Add(p.Lease), now, now, p.RunID, p.From, now}
-		if p.TargetID != 0 {
-			target = " AND run_target_id = ?"
-			args = append(args, p.TargetID)
-		}
-		if p.JudgePos != nil {
-			target += " AND judge_pos = ?"
-			args = append(args, *p.JudgePos)
-		}
-		args = append(args, limit)
-		if s.dialect == Postgres && p.SlotLimit > 0 {
-			// Under the slot's advisory lock, this statement's snapshot sees every committed claim.
-			limitExpr = "GREATEST(0, LEAST(?, ? - (" + slotInflightSQL + ")))" // items and pairwise comparisons
-			args = append(append(args, p.SlotLimit, p.SlotKey, p.SlotKey), slotEnded(p.SlotKey, p.WorkerID, p.Ended)...)
-		}
-		return tx.conn(ctx).Raw(`UPDATE items SET status = ?, worker_id = ?, slot_key = ?, claimed_at = ?, lease_until = ?,
-				attempts = attempts + 1, last_attempt_at = ?, updated_at = ?
-			WHERE id IN (SELECT id FROM items WHERE run_id = ? AND status = ?
-				AND (next_retry_at IS NULL OR next_retry_at <= ?)`+target+`
-				AND EXISTS (SELECT 1 FROM runs WHERE runs.id = items.run_id AND runs.status = 'RUNNING')
-				ORDER BY id LIMIT `+limitExpr+lock+`)
-			RETURNING *`, args...).Scan(&items).Error
+		var err error
+		items, err = tx.claim(ctx, p, "", 0)
+		return err
 	})
 	if err != nil {
 		return nil, fmt.Errorf("store: claim items: %w", err)
 	}
 	slices.SortFunc(items, func(a, b Item) int { return cmp.Compare(a.ID, b.ID) })
 	return items, nil
+}
+
+// claim runs the claim statement of ClaimItems; cond narrows the candidates
+// further, and held is how many of the slot's holders the caller is giving
+// back in the same statement (a successor takes its predecessor's place).
+func (s *Store) claim(ctx context.Context, p ClaimParams, cond string, held int) ([]Item, error) {
+	limit := max(p.Limit, 1)
+	if p.SlotLimit > 0 && s.dialect == SQLite {
+		// PostgreSQL counts inside the claim statement below.
+		inflight, err := s.slotInUse(ctx, p.SlotKey)
+		if err != nil {
+			return nil, err
+		}
+		if limit = min(limit, p.SlotLimit+held-int(inflight)); limit <= 0 {
+			return nil, nil
+		}
+	}
+	sql, args := s.claimSQL(p, cond, limit, held)
+	var items []Item
+	if err := s.conn(ctx).Raw(sql, args...).Scan(&items).Error; err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+// claimSQL is the claim statement; see claim.
+func (s *Store) claimSQL(p ClaimParams, cond string, limit, held int) (string, []any) {
+	now := s.now()
+	args := []any{p.To, p.WorkerID, p.SlotKey, now, now.Add(p.Lease), now, now, p.RunID, p.From, now}
+	if p.TargetID != 0 {
+		cond += " AND run_target_id = ?"
+		args = append(args, p.TargetID)
+	}
+	if p.JudgePos != nil {
+		cond += " AND judge_pos = ?"
+		args = append(args, *p.JudgePos)
+	}
+	args = append(args, limit)
+	lock, limitExpr := "", "?"
+	if s.dialect == Postgres {
+		lock = " FOR UPDATE SKIP LOCKED"
+		if p.SlotLimit > 0 {
+			// Under the slot's advisory lock, this statement's snapshot sees
+			// every committed claim. A successor's claim needs no lock: it
+			// swaps one holder for another, so it never raises the count.
+			limitExpr = "GREATEST(0, LEAST(?, ? - (" + slotInflightSQL + ")))"
+			args = append(args, p.SlotLimit+held, p.SlotKey, p.SlotKey)
+		}
+	}
+	return `UPDATE items SET status = ?, worker_id = ?, slot_key = ?, claimed_at = ?, lease_until = ?,
+			attempts = attempts + 1, last_attempt_at = ?, updated_at = ?
+		WHERE id IN (SELECT id FROM items WHERE run_id = ? AND status = ?
+			AND (next_retry_at IS NULL OR next_retry_at <= ?)` + cond + `
+			AND EXISTS (SELECT 1 FROM runs WHERE runs.id = items.run_id AND runs.status = 'RUNNING')
+			ORDER BY id LIMIT ` + limitExpr + lock + `)
+		RETURNING *`, args
 }
 
 // claimed restricts a write to the item as this claim left it, so a worker
@@ -161,8 +174,9 @@ type BenchmarkResult struct {
 }
 
 // CompleteBenchmark stores the answer and its check scores, and hands the
-// item to the judges (or completes it when the run has none).
-func (s *Store) CompleteBenchmark(ctx context.Context, it *Item, r BenchmarkResult) error {
+// item to the judges (or completes it when the run has none). With next, the
+// same write claims the item's successor on its slot (see completeClaimed).
+func (s *Store) CompleteBenchmark(ctx context.Context, it *Item, r BenchmarkResult, next *ClaimParams) (*Item, error) {
 	updates := map[string]any{
 		"status": ItemWaitingForJudge, "request": r.Request, "response": r.Response, "answers": r.Answers, "time_ms": r.TimeMs,
 		"prompt_tokens": r.PromptTokens, "completion_tokens": r.CompletionTokens, "tokens_per_s": r.TokensPerS,
@@ -181,7 +195,7 @@ func (s *Store) CompleteBenchmark(ctx context.Context, it *Item, r BenchmarkResu
 			updates["score"] = sum / n
 		}
 	}
-	return s.completeClaimed(ctx, it, updates, r.Scores)
+	return s.completeClaimed(ctx, it, updates, r.Scores, next)
 }
 
 // RetryItem puts a claimed item back to status with a retry time and the
@@ -213,8 +227,9 @@ type Verdict struct {
 // CompleteJudging stores one judge's scores and moves the item on to the
 // next judge of the panel, or completes it, once. The item's score is the
 // running mean of the panel's overall scores, so aggregates never need to
-// average per item first.
-func (s *Store) CompleteJudging(ctx context.Context, it *Item, v Verdict) error {
+// average per item first. With next, the same write claims the item's
+// successor on its slot (see completeClaimed).
+func (s *Store) CompleteJudging(ctx context.Context, it *Item, v Verdict, next *ClaimParams) (*Item, error) {
 	updates := map[string]any{"error": "", "worker_id": "", "lease_until": nil, "next_retry_at": nil, "failures": 0,
 		"judge_cost_usd": gorm.Expr("judge_cost_usd + ?", v.CostUSD),
 		"score":          gorm.Expr("(COALESCE(score, 0) * judge_pos + ?) / (judge_pos + 1)", v.Overall)}
@@ -224,34 +239,58 @@ func (s *Store) CompleteJudging(ctx context.Context, it *Item, v Verdict) error 
 		updates["status"] = ItemWaitingForJudge
 		updates["judge_pos"] = gorm.Expr("judge_pos + 1")
 	}
-	return s.completeClaimed(ctx, it, updates, v.Scores)
+	return s.completeClaimed(ctx, it, updates, v.Scores, next)
 }
 
 // completeClaimed writes a claimed item's outcome together with its scores,
-// once: the scores land only if the claim still holds.
-func (s *Store) completeClaimed(ctx context.Context, it *Item, updates map[string]any, scores []Score) error {
+// once: the scores land only if the claim still holds. With next, it also
+// claims one item by next's terms to take this one's place on its slot and
+// returns it (nil when none is ready): the caller goes straight on to the
+// next call, with no claim round trip between calls.
+func (s *Store) completeClaimed(ctx context.Context, it *Item, updates map[string]any, scores []Score, next *ClaimParams) (*Item, error) {
 	now := s.now()
 	for i := range scores {
 		scores[i].RunID, scores[i].ItemID, scores[i].CreatedAt = it.RunID, it.ID, now
 	}
-	if len(scores) == 0 {
-		return s.updateClaimed(ctx, it, updates)
-	}
 	if s.dialect == Postgres {
-		return s.completeOnce(ctx, it, updates, scores, now)
+		return s.completeOnce(ctx, it, updates, scores, next, now)
 	}
-	return s.updateClaimed(ctx, it, updates, func(tx *Store) error {
-		if err := tx.conn(ctx).Create(&scores).Error; err != nil {
-			return fmt.Errorf("store: save scores: %w", err)
-		}
-		return nil
-	})
+	var more []func(tx *Store) error
+	if len(scores) > 0 {
+		more = append(more, func(tx *Store) error {
+			if err := tx.conn(ctx).Create(&scores).Error; err != nil {
+				return fmt.Errorf("store: save scores: %w", err)
+			}
+			return nil
+		})
+	}
+	var successor *Item
+	if next != nil {
+		more = append(more, func(tx *Store) error {
+			p := *next
+			p.Limit = 1
+			// The item is written already, so the slot count no longer holds it.
+			items, err := tx.claim(ctx, p, "", 0)
+			if err != nil {
+				return fmt.Errorf("store: claim successor: %w", err)
+			}
+			if len(items) > 0 {
+				successor = &items[0]
+			}
+			return nil
+		})
+	}
+	if err := s.updateClaimed(ctx, it, updates, more...); err != nil {
+		return nil, err
+	}
+	return successor, nil
 }
 
-// completeOnce is completeClaimed in one PostgreSQL statement, a round trip
-// less than a transaction: the scores are inserted only if the claimed item
-// could be updated.
-func (s *Store) completeOnce(ctx context.Context, it *Item, updates map[string]any, scores []Score, now time.Time) error {
+// completeOnce is completeClaimed in one PostgreSQL statement: the scores
+// are inserted, and the successor claimed, only if the claimed item could be
+// updated. The statement returns the item (as it was) when it was written,
+// and the successor.
+func (s *Store) completeOnce(ctx context.Context, it *Item, updates map[string]any, scores []Score, next *ClaimParams, now time.Time) (*Item, error) {
 	updates["updated_at"] = now
 	cols := make([]string, 0, len(updates))
 	for c := range updates {
@@ -269,25 +308,47 @@ func (s *Store) completeOnce(ctx context.Context, it *Item, updates map[string]a
 		sets[i] = c + " = ?"
 		args = append(args, updates[c])
 	}
-	args = append(args, it.ID, it.Status, it.WorkerID, it.Attempts, now)
-	values := make([]string, len(scores))
-	for i, sc := range scores {
-		values[i] = "(?::bigint, ?::text, ?::text, ?::double precision, ?::text, ?::text)"
-		args = append(args, sc.RunJudgeID, sc.Source, sc.Metric, sc.Score, sc.Reasoning, sc.Raw)
+	args = append(args, it.ID, it.Status, it.WorkerID, it.Attempts)
+	sql := `WITH done AS (
+			UPDATE items SET ` + strings.Join(sets, ", ") + `
+			WHERE id = ? AND status = ? AND worker_id = ? AND attempts = ? RETURNING id, run_id)`
+	if len(scores) > 0 {
+		values := make([]string, len(scores))
+		args = append(args, now)
+		for i, sc := range scores {
+			values[i] = "(?::bigint, ?::text, ?::text, ?::double precision, ?::text, ?::text)"
+			args = append(args, sc.RunJudgeID, sc.Source, sc.Metric, sc.Score, sc.Reasoning, sc.Raw)
+		}
+		sql += `, saved AS (INSERT INTO scores (run_id, item_id, run_judge_id, source, metric, score, reasoning, raw, created_at)
+			SELECT done.run_id, done.id, v.judge, v.source, v.metric, v.score, v.reasoning, v.raw, ?
+			FROM done CROSS JOIN (VALUES ` + strings.Join(values, ", ") + `) AS v(judge, source, metric, score, reasoning, raw))`
 	}
-	res := s.conn(ctx).Exec(`WITH done AS (
-			UPDATE items SET `+strings.Join(sets, ", ")+`
-			WHERE id = ? AND status = ? AND worker_id = ? AND attempts = ? RETURNING id, run_id)
-		INSERT INTO scores (run_id, item_id, run_judge_id, source, metric, score, reasoning, raw, created_at)
-		SELECT done.run_id, done.id, v.judge, v.source, v.metric, v.score, v.reasoning, v.raw, ?
-		FROM done CROSS JOIN (VALUES `+strings.Join(values, ", ")+`) AS v(judge, source, metric, score, reasoning, raw)`, args...)
-	if res.Error != nil {
-		return fmt.Errorf("store: complete item %d: %w", it.ID, res.Error)
+	result := ` SELECT items.* FROM items JOIN done ON done.id = items.id`
+	if next != nil {
+		p := *next
+		p.Limit = 1
+		claim, claimArgs := s.claimSQL(p, " AND EXISTS (SELECT 1 FROM done)", 1, 1)
+		sql += `, successor AS (` + claim + `)`
+		args = append(args, claimArgs...)
+		result += ` UNION ALL SELECT * FROM successor`
 	}
-	if res.RowsAffected == 0 {
-		return fmt.Errorf("store: complete item %d: %w", it.ID, ErrLeaseLost)
+	var rows []Item
+	if err := s.conn(ctx).Raw(sql+result, args...).Scan(&rows).Error; err != nil {
+		return nil, fmt.Errorf("store: complete item %d: %w", it.ID, err)
 	}
-	return nil
+	var successor *Item
+	written := false
+	for i := range rows {
+		if rows[i].ID == it.ID {
+			written = true
+		} else {
+			successor = &rows[i]
+		}
+	}
+	if !written {
+		return nil, fmt.Errorf("store: complete item %d: %w", it.ID, ErrLeaseLost)
+	}
+	return successor, nil
 }
 
 // FailTargetItems fails every NEW item of a target, e.g. after its warm-up failed.
@@ -403,29 +464,14 @@ type WorkItem struct {
 	Target RunTarget
 }
 
-// WorkItems loads the task of each claimed item and pairs it with its
-// target from targets, the run's targets by id.
-func (s *Store) WorkItems(ctx context.Context, items []Item, targets map[int64]RunTarget) ([]WorkItem, error) {
-	if len(items) == 0 {
-		return nil, nil
-	}
-	taskIDs := make([]int64, len(items))
-	for i, it := range items {
-		taskIDs[i] = it.RunTaskID
-	}
+// RunTasksFrom lists up to limit of a run's frozen tasks from id fromID on,
+// in id order: the engine loads the tasks its claims need a window at a time.
+func (s *Store) RunTasksFrom(ctx context.Context, runID, fromID int64, limit int) ([]RunTask, error) {
 	var tasks []RunTask
-	if err := s.conn(ctx).Where("id IN ?", taskIDs).Find(&tasks).Error; err != nil {
-		return nil, fmt.Errorf("store: work items tasks: %w", err)
+	if err := s.conn(ctx).Where("run_id = ? AND id >= ?", runID, fromID).Order("id").Limit(limit).Find(&tasks).Error; err != nil {
+		return nil, fmt.Errorf("store: run tasks from %d: %w", fromID, err)
 	}
-	tm := make(map[int64]RunTask, len(tasks))
-	for _, t := range tasks {
-		tm[t.ID] = t
-	}
-	out := make([]WorkItem, len(items))
-	for i, it := range items {
-		out[i] = WorkItem{Item: it, Task: tm[it.RunTaskID], Target: targets[it.RunTargetID]}
-	}
-	return out, nil
+	return tasks, nil
 }
 
 // RunTargets lists a run's targets in order.

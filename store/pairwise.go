@@ -61,36 +61,15 @@ type Comparison struct {
 func (Comparison) TableName() string { return "comparisons" }
 
 // slotInflightSQL counts what holds a (provider, model) concurrency slot:
-// items being benchmarked or judged and comparisons being judged, less the
-// caller's own claims whose calls are over but whose results are still being
-// written (matched on slot, worker and claim token, so an item claimed again
-// since is counted). Its arguments: the slot key twice, then slotEnded's.
+// items being benchmarked or judged and comparisons being judged. Its
+// arguments: the slot key twice.
 const slotInflightSQL = `(SELECT COUNT(*) FROM items WHERE slot_key = ? AND status IN ('IN_PROGRESS', 'JUDGING'))
-	+ (SELECT COUNT(*) FROM comparisons WHERE slot_key = ? AND status = 'JUDGING')
-	- (SELECT COUNT(*) FROM items WHERE slot_key = ? AND worker_id = ? AND status IN ('IN_PROGRESS', 'JUDGING')
-		AND (id, attempts) IN ?)`
+	+ (SELECT COUNT(*) FROM comparisons WHERE slot_key = ? AND status = 'JUDGING')`
 
-// EndedCall is a claim whose provider call is over while its result is being written.
-type EndedCall struct {
-	ID       int64
-	Attempts int
-}
-
-// slotEnded are slotInflightSQL's arguments after the two slot keys.
-func slotEnded(slotKey, workerID string, ended []EndedCall) []any {
-	pairs := [][]any{{0, 0}} // no item has id 0: the list is never empty
-	for _, e := range ended {
-		pairs = append(pairs, []any{e.ID, e.Attempts})
-	}
-	return []any{slotKey, workerID, pairs}
-}
-
-// slotInUse counts the calls in flight on a slot, across every worker, less
-// the caller's ended ones.
-func (s *Store) slotInUse(ctx context.Context, slotKey, workerID string, ended []EndedCall) (int64, error) {
+// slotInUse counts the calls in flight on a slot, across every worker.
+func (s *Store) slotInUse(ctx context.Context, slotKey string) (int64, error) {
 	var n int64
-	args := append([]any{slotKey, slotKey}, slotEnded(slotKey, workerID, ended)...)
-	if err := s.conn(ctx).Raw("SELECT "+slotInflightSQL, args...).Scan(&n).Error; err != nil {
+	if err := s.conn(ctx).Raw("SELECT "+slotInflightSQL, slotKey, slotKey).Scan(&n).Error; err != nil {
 		return 0, fmt.Errorf("store: count slot: %w", err)
 	}
 	return n, nil
@@ -145,7 +124,7 @@ func (s *Store) ClaimComparisons(ctx context.Context, p ComparisonClaim) ([]Comp
 					return fmt.Errorf("store: lock slot: %w", err)
 				}
 			} else {
-				inflight, err := tx.slotInUse(ctx, p.SlotKey, p.WorkerID, nil)
+				inflight, err := tx.slotInUse(ctx, p.SlotKey)
 				if err != nil {
 					return err
 				}
@@ -162,7 +141,7 @@ func (s *Store) ClaimComparisons(ctx context.Context, p ComparisonClaim) ([]Comp
 			if p.SlotLimit > 0 {
 				// Under the slot's advisory lock, this statement's snapshot sees every committed claim.
 				limitExpr = "GREATEST(0, LEAST(?, ? - (" + slotInflightSQL + ")))"
-				args = append(append(args, p.SlotLimit, p.SlotKey, p.SlotKey), slotEnded(p.SlotKey, p.WorkerID, nil)...)
+				args = append(args, p.SlotLimit, p.SlotKey, p.SlotKey)
 			}
 		}
 		return tx.conn(ctx).Raw(`UPDATE comparisons SET status = 'JUDGING', worker_id = ?, slot_key = ?, lease_until = ?,

@@ -38,7 +38,7 @@ func answerItems(t *testing.T, st *store.Store, run *store.Run, tasks int, fail 
 		if fail != nil && fail(it) {
 			err = st.FailItem(ctx, &it, store.PhaseBenchmarking, "boom")
 		} else {
-			err = st.CompleteBenchmark(ctx, &it, store.BenchmarkResult{Request: "{}", Response: "answer"})
+			_, err = st.CompleteBenchmark(ctx, &it, store.BenchmarkResult{Request: "{}", Response: "answer"}, nil)
 		}
 		if err != nil {
 			t.Fatal(err)

@@ -142,13 +142,13 @@ func TestLeaseGuardsResultWrite(t *testing.T) {
 			t.Fatalf("rescued %d, %v", n, err)
 		}
 		second := claim("alive", time.Minute)
-		if err := st.CompleteBenchmark(ctx, &first, store.BenchmarkResult{Response: "late"}); err == nil {
+		if _, err := st.CompleteBenchmark(ctx, &first, store.BenchmarkResult{Response: "late"}, nil); err == nil {
 			t.Fatal("the worker whose lease expired could still write its result")
 		}
-		if err := st.CompleteBenchmark(ctx, &second, store.BenchmarkResult{Request: "{}", Response: "on time", Judged: true}); err != nil {
+		if _, err := st.CompleteBenchmark(ctx, &second, store.BenchmarkResult{Request: "{}", Response: "on time", Judged: true}, nil); err != nil {
 			t.Fatal(err)
 		}
-		if err := st.CompleteBenchmark(ctx, &second, store.BenchmarkResult{Request: "{}", Response: "twice"}); err == nil {
+		if _, err := st.CompleteBenchmark(ctx, &second, store.BenchmarkResult{Request: "{}", Response: "twice"}, nil); err == nil {
 			t.Fatal("a result was written twice")
 		}
 		page, _ := st.RunItems(ctx, run.ID, store.ItemFilter{})

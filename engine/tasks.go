@@ -1,0 +1,51 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"sync"
+
+	"tribunal/store"
+)
+
+// taskCache keeps the frozen tasks a run's claims need, so a claim costs no
+// task query: a missing task loads it and the tasks after it (claims go in id
+// order). The cache is bounded: when full it starts over.
+type taskCache struct {
+	mu    sync.Mutex
+	tasks map[int64]store.RunTask
+}
+
+const (
+	taskWindow   = 256
+	taskCacheMax = 4096
+)
+
+// workItems pairs claimed items with their tasks and targets.
+func (e *Engine) workItems(ctx context.Context, rs *runState, items []store.Item) ([]store.WorkItem, error) {
+	c := &rs.tasks
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	out := make([]store.WorkItem, len(items))
+	for i, it := range items {
+		t, ok := c.tasks[it.RunTaskID]
+		if !ok {
+			loaded, err := e.store.RunTasksFrom(ctx, it.RunID, it.RunTaskID, taskWindow)
+			if err != nil {
+				return nil, err
+			}
+			if len(loaded) == 0 || loaded[0].ID != it.RunTaskID {
+				return nil, fmt.Errorf("item %d: run task %d is missing", it.ID, it.RunTaskID)
+			}
+			if c.tasks == nil || len(c.tasks)+len(loaded) > taskCacheMax {
+				c.tasks = make(map[int64]store.RunTask, taskCacheMax)
+			}
+			for _, lt := range loaded {
+				c.tasks[lt.ID] = lt
+			}
+			t = loaded[0]
+		}
+		out[i] = store.WorkItem{Item: it, Task: t, Target: rs.targets[it.RunTargetID]}
+	}
+	return out, nil
+}
