@@ -83,7 +83,7 @@ func (s *Store) claim(ctx context.Context, p ClaimParams, cond string, held int)
 	}
 	sql, args := s.claimSQL(p, cond, limit, held)
 	var items []Item
-	if err := s.conn(ctx).Raw(sql, args...).Scan(&items).Error; err != nil {
+	if err := s.rawScan(ctx, &items, sql, args...); err != nil {
 		return nil, err
 	}
 	return items, nil
@@ -132,29 +132,17 @@ func (s *Store) claimed(ctx context.Context, it *Item) *gorm.DB {
 // ErrLeaseLost means the item was taken from this worker (lease expired, run deleted).
 var ErrLeaseLost = &ConflictError{Message: "item lease lost"}
 
-// updateClaimed writes a claimed item's outcome, with whatever must land
-// with it (more) in the same transaction.
-func (s *Store) updateClaimed(ctx context.Context, it *Item, updates map[string]any, more ...func(tx *Store) error) error {
-	write := func(tx *Store) error {
-		updates["updated_at"] = s.now()
-		res := tx.claimed(ctx, it).Updates(updates)
-		if res.Error != nil {
-			return fmt.Errorf("store: update item %d: %w", it.ID, res.Error)
-		}
-		if res.RowsAffected == 0 {
-			return fmt.Errorf("store: update item %d: %w", it.ID, ErrLeaseLost)
-		}
-		for _, fn := range more {
-			if err := fn(tx); err != nil {
-				return err
-			}
-		}
-		return nil
+// updateClaimed writes a claimed item's outcome.
+func (s *Store) updateClaimed(ctx context.Context, it *Item, updates map[string]any) error {
+	updates["updated_at"] = s.now()
+	res := s.claimed(ctx, it).Updates(updates)
+	if res.Error != nil {
+		return fmt.Errorf("store: update item %d: %w", it.ID, res.Error)
 	}
-	if len(more) == 0 {
-		return write(s) // one statement is its own transaction
+	if res.RowsAffected == 0 {
+		return fmt.Errorf("store: update item %d: %w", it.ID, ErrLeaseLost)
 	}
-	return s.Transact(ctx, write)
+	return nil
 }
 
 // BenchmarkResult is what a target model answered, with the reference
@@ -255,48 +243,53 @@ func (s *Store) completeClaimed(ctx context.Context, it *Item, updates map[strin
 	if s.dialect == Postgres {
 		return s.completeOnce(ctx, it, updates, scores, next, now)
 	}
-	var more []func(tx *Store) error
-	if len(scores) > 0 {
-		more = append(more, func(tx *Store) error {
+	updates["updated_at"] = now
+	sets, args := setClause(updates)
+	update := "UPDATE items SET " + sets + " WHERE id = ? AND status = ? AND worker_id = ? AND attempts = ?"
+	args = append(args, it.ID, it.Status, it.WorkerID, it.Attempts)
+	if err := s.prepared.prepare(ctx, update); err != nil {
+		return nil, err
+	}
+	var successor *Item
+	err := s.Transact(ctx, func(tx *Store) error {
+		n, err := tx.rawExec(ctx, update, args...)
+		if err != nil {
+			return fmt.Errorf("store: update item %d: %w", it.ID, err)
+		}
+		if n == 0 {
+			return fmt.Errorf("store: update item %d: %w", it.ID, ErrLeaseLost)
+		}
+		if len(scores) > 0 {
 			if err := tx.conn(ctx).Create(&scores).Error; err != nil {
 				return fmt.Errorf("store: save scores: %w", err)
 			}
+		}
+		if next == nil {
 			return nil
-		})
-	}
-	var successor *Item
-	if next != nil {
-		more = append(more, func(tx *Store) error {
-			p := *next
-			p.Limit = 1
-			// The item is written already, so the slot count no longer holds it.
-			items, err := tx.claim(ctx, p, "", 0)
-			if err != nil {
-				return fmt.Errorf("store: claim successor: %w", err)
-			}
-			if len(items) > 0 {
-				successor = &items[0]
-			}
-			return nil
-		})
-	}
-	if err := s.updateClaimed(ctx, it, updates, more...); err != nil {
-		return nil, err
-	}
-	return successor, nil
+		}
+		p := *next
+		p.Limit = 1
+		// The item is written already, so the slot count no longer holds it.
+		items, err := tx.claim(ctx, p, "", 0)
+		if err != nil {
+			return fmt.Errorf("store: claim successor: %w", err)
+		}
+		if len(items) > 0 {
+			successor = &items[0]
+		}
+		return nil
+	})
+	return successor, err
 }
 
-// completeOnce is completeClaimed in one PostgreSQL statement: the scores
-// are inserted, and the successor claimed, only if the claimed item could be
-// updated. The statement returns the item (as it was) when it was written,
-// and the successor.
-func (s *Store) completeOnce(ctx context.Context, it *Item, updates map[string]any, scores []Score, next *ClaimParams, now time.Time) (*Item, error) {
-	updates["updated_at"] = now
+// setClause renders updates as a SET list in a fixed column order, so the
+// same updates give the same statement text, with its arguments.
+func setClause(updates map[string]any) (string, []any) {
 	cols := make([]string, 0, len(updates))
 	for c := range updates {
 		cols = append(cols, c)
 	}
-	slices.Sort(cols) // placeholders and arguments in one fixed order
+	slices.Sort(cols)
 	var args []any
 	sets := make([]string, len(cols))
 	for i, c := range cols {
@@ -308,9 +301,18 @@ func (s *Store) completeOnce(ctx context.Context, it *Item, updates map[string]a
 		sets[i] = c + " = ?"
 		args = append(args, updates[c])
 	}
+	return strings.Join(sets, ", "), args
+}
+
+// completeOnce is completeClaimed in one PostgreSQL statement: the scores
+// are inserted, and the successor claimed, only if the claimed item could be
+// updated.
+func (s *Store) completeOnce(ctx context.Context, it *Item, updates map[string]any, scores []Score, next *ClaimParams, now time.Time) (*Item, error) {
+	updates["updated_at"] = now
+	sets, args := setClause(updates)
 	args = append(args, it.ID, it.Status, it.WorkerID, it.Attempts)
 	sql := `WITH done AS (
-			UPDATE items SET ` + strings.Join(sets, ", ") + `
+			UPDATE items SET ` + sets + `
 			WHERE id = ? AND status = ? AND worker_id = ? AND attempts = ? RETURNING id, run_id)`
 	if len(scores) > 0 {
 		values := make([]string, len(scores))
@@ -323,32 +325,31 @@ func (s *Store) completeOnce(ctx context.Context, it *Item, updates map[string]a
 			SELECT done.run_id, done.id, v.judge, v.source, v.metric, v.score, v.reasoning, v.raw, ?
 			FROM done CROSS JOIN (VALUES ` + strings.Join(values, ", ") + `) AS v(judge, source, metric, score, reasoning, raw))`
 	}
-	result := ` SELECT items.* FROM items JOIN done ON done.id = items.id`
+	// One row: whether the item was written, and the successor's columns
+	// (NULL when there is none).
+	result := ` SELECT (SELECT COUNT(*) FROM done) AS written`
 	if next != nil {
 		p := *next
 		p.Limit = 1
 		claim, claimArgs := s.claimSQL(p, " AND EXISTS (SELECT 1 FROM done)", 1, 1)
 		sql += `, successor AS (` + claim + `)`
 		args = append(args, claimArgs...)
-		result += ` UNION ALL SELECT * FROM successor`
+		result += `, successor.* FROM (SELECT 1) AS one LEFT JOIN successor ON true`
 	}
-	var rows []Item
-	if err := s.conn(ctx).Raw(sql+result, args...).Scan(&rows).Error; err != nil {
+	var row struct {
+		Written int64
+		Item
+	}
+	if err := s.conn(ctx).Raw(sql+result, args...).Scan(&row).Error; err != nil {
 		return nil, fmt.Errorf("store: complete item %d: %w", it.ID, err)
 	}
-	var successor *Item
-	written := false
-	for i := range rows {
-		if rows[i].ID == it.ID {
-			written = true
-		} else {
-			successor = &rows[i]
-		}
-	}
-	if !written {
+	if row.Written == 0 {
 		return nil, fmt.Errorf("store: complete item %d: %w", it.ID, ErrLeaseLost)
 	}
-	return successor, nil
+	if row.ID == 0 {
+		return nil, nil
+	}
+	return &row.Item, nil
 }
 
 // FailTargetItems fails every NEW item of a target, e.g. after its warm-up failed.

@@ -69,7 +69,7 @@ const slotInflightSQL = `(SELECT COUNT(*) FROM items WHERE slot_key = ? AND stat
 // slotInUse counts the calls in flight on a slot, across every worker.
 func (s *Store) slotInUse(ctx context.Context, slotKey string) (int64, error) {
 	var n int64
-	if err := s.conn(ctx).Raw("SELECT "+slotInflightSQL, slotKey, slotKey).Scan(&n).Error; err != nil {
+	if err := s.rawScan(ctx, &n, "SELECT "+slotInflightSQL, slotKey, slotKey); err != nil {
 		return 0, fmt.Errorf("store: count slot: %w", err)
 	}
 	return n, nil

@@ -107,6 +107,8 @@ type Store struct {
 	// maxActive is the active-run limit.
 	maxActive int
 	dsn       string
+	// prepared are SQLite statements prepared once (see stmtCache).
+	prepared *stmtCache
 }
 
 // Open connects, runs the embedded migrations and checks the master key.
@@ -155,6 +157,10 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 		return nil, err
 	}
 	if err := s.ensureBuiltinStyles(ctx); err != nil {
+		sqlDB.Close()
+		return nil, err
+	}
+	if err := s.prepareHot(ctx, sqlDB); err != nil {
 		sqlDB.Close()
 		return nil, err
 	}
@@ -271,7 +277,7 @@ func (s *Store) Close() error {
 // Transact runs fn in one transaction: all its writes land, or none.
 func (s *Store) Transact(ctx context.Context, fn func(tx *Store) error) error {
 	return s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-		return fn(&Store{db: tx, dialect: s.dialect, box: s.box, now: s.now, maxActive: s.maxActive, dsn: s.dsn})
+		return fn(&Store{db: tx, dialect: s.dialect, box: s.box, now: s.now, maxActive: s.maxActive, dsn: s.dsn, prepared: s.prepared})
 	})
 }
 

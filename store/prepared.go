@@ -1,0 +1,120 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"sync"
+)
+
+// stmtCache holds SQLite statements prepared once on the database's single
+// connection: the pure-Go SQLite parses a statement anew on every run, and
+// for the writes and claims made once per call, parsing cost more than
+// running. PostgreSQL needs none of this: pgx caches prepared statements
+// per connection by itself.
+type stmtCache struct {
+	db    *sql.DB
+	mu    sync.RWMutex
+	stmts map[string]*sql.Stmt
+}
+
+// maxPrepared bounds the cache; the texts that reach it are few and fixed.
+const maxPrepared = 64
+
+func (c *stmtCache) get(text string) *sql.Stmt {
+	if c == nil {
+		return nil
+	}
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	return c.stmts[text]
+}
+
+// prepare makes text a prepared statement. It must be called outside any
+// transaction: preparing takes the single connection.
+func (c *stmtCache) prepare(ctx context.Context, text string) error {
+	if c == nil || c.get(text) != nil {
+		return nil
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.stmts[text] != nil || len(c.stmts) >= maxPrepared {
+		return nil
+	}
+	stmt, err := c.db.PrepareContext(ctx, text)
+	if err != nil {
+		return fmt.Errorf("store: prepare: %w", err)
+	}
+	c.stmts[text] = stmt
+	return nil
+}
+
+// prepareHot prepares the claim statements and the slot count on SQLite.
+func (s *Store) prepareHot(ctx context.Context, sqlDB *sql.DB) error {
+	if s.dialect != SQLite {
+		return nil
+	}
+	s.prepared = &stmtCache{db: sqlDB, stmts: map[string]*sql.Stmt{}}
+	texts := []string{"SELECT " + slotInflightSQL}
+	pos := 0
+	for _, p := range []ClaimParams{{}, {TargetID: 1}, {JudgePos: &pos}, {TargetID: 1, JudgePos: &pos}} {
+		text, _ := s.claimSQL(p, "", 1, 0)
+		texts = append(texts, text)
+	}
+	for _, text := range texts {
+		if err := s.prepared.prepare(ctx, text); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// stmt returns text's prepared statement bound to the caller's transaction
+// (if any), or nil when text was not prepared.
+func (s *Store) stmt(ctx context.Context, text string) *sql.Stmt {
+	stmt := s.prepared.get(text)
+	if stmt == nil {
+		return nil
+	}
+	if tx, ok := s.conn(ctx).Statement.ConnPool.(*sql.Tx); ok {
+		return tx.StmtContext(ctx, stmt)
+	}
+	return stmt
+}
+
+// rawScan runs a query and scans its rows into dest, as Raw(...).Scan does,
+// with text's prepared statement if there is one.
+func (s *Store) rawScan(ctx context.Context, dest any, text string, args ...any) error {
+	stmt := s.stmt(ctx, text)
+	if stmt == nil {
+		return s.conn(ctx).Raw(text, args...).Scan(dest).Error
+	}
+	rows, err := stmt.QueryContext(ctx, args...)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	if !rows.Next() {
+		return rows.Err()
+	}
+	// ScanRows scans the current row and, into a slice, the rest.
+	if err := s.conn(ctx).ScanRows(rows, dest); err != nil {
+		return err
+	}
+	return rows.Err()
+}
+
+// rawExec runs a statement, as Exec does, with text's prepared statement if
+// there is one, and reports the rows it affected.
+func (s *Store) rawExec(ctx context.Context, text string, args ...any) (int64, error) {
+	stmt := s.stmt(ctx, text)
+	if stmt == nil {
+		res := s.conn(ctx).Exec(text, args...)
+		return res.RowsAffected, res.Error
+	}
+	res, err := stmt.ExecContext(ctx, args...)
+	if err != nil {
+		return 0, err
+	}
+	return res.RowsAffected()
+}
