@@ -340,7 +340,7 @@ func (s *Store) completeOnce(ctx context.Context, it *Item, updates map[string]a
 		Written int64
 		Item
 	}
-	if err := s.conn(ctx).Raw(sql+result, args...).Scan(&row).Error; err != nil {
+	if err := s.rawScan(ctx, &row, sql+result, args...); err != nil {
 		return nil, fmt.Errorf("store: complete item %d: %w", it.ID, err)
 	}
 	if row.Written == 0 {

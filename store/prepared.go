@@ -82,14 +82,18 @@ func (s *Store) stmt(ctx context.Context, text string) *sql.Stmt {
 	return stmt
 }
 
-// rawScan runs a query and scans its rows into dest, as Raw(...).Scan does,
-// with text's prepared statement if there is one.
+// rawScan runs a query and scans its rows into dest, with text's prepared
+// statement if there is one. It is Raw(...).Scan without the cost of
+// GORM's Scan, which renders every statement with its values into a string
+// for a logger, however discarded.
 func (s *Store) rawScan(ctx context.Context, dest any, text string, args ...any) error {
-	stmt := s.stmt(ctx, text)
-	if stmt == nil {
-		return s.conn(ctx).Raw(text, args...).Scan(dest).Error
+	var rows *sql.Rows
+	var err error
+	if stmt := s.stmt(ctx, text); stmt != nil {
+		rows, err = stmt.QueryContext(ctx, args...)
+	} else {
+		rows, err = s.conn(ctx).Raw(text, args...).Rows()
 	}
-	rows, err := stmt.QueryContext(ctx, args...)
 	if err != nil {
 		return err
 	}
