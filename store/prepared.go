@@ -4,6 +4,8 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"strconv"
+	"strings"
 	"sync"
 )
 
@@ -83,16 +85,17 @@ func (s *Store) stmt(ctx context.Context, text string) *sql.Stmt {
 }
 
 // rawScan runs a query and scans its rows into dest, with text's prepared
-// statement if there is one. It is Raw(...).Scan without the cost of
-// GORM's Scan, which renders every statement with its values into a string
-// for a logger, however discarded.
+// statement if there is one. It is Raw(...).Scan for the statements run
+// once per call, without GORM's statement building or its Scan, which
+// renders every statement with its values into a string for a logger,
+// however discarded. args are plain values: no slices to expand.
 func (s *Store) rawScan(ctx context.Context, dest any, text string, args ...any) error {
 	var rows *sql.Rows
 	var err error
 	if stmt := s.stmt(ctx, text); stmt != nil {
 		rows, err = stmt.QueryContext(ctx, args...)
 	} else {
-		rows, err = s.conn(ctx).Raw(text, args...).Rows()
+		rows, err = s.conn(ctx).Statement.ConnPool.QueryContext(ctx, s.placeholders(text), args...)
 	}
 	if err != nil {
 		return err
@@ -121,4 +124,24 @@ func (s *Store) rawExec(ctx context.Context, text string, args ...any) (int64, e
 		return 0, err
 	}
 	return res.RowsAffected()
+}
+
+// placeholders numbers a statement's ? placeholders for PostgreSQL ($1, $2,
+// …); the statements given contain no other question marks.
+func (s *Store) placeholders(text string) string {
+	if s.dialect != Postgres {
+		return text
+	}
+	var b strings.Builder
+	b.Grow(len(text) + 32)
+	n := 0
+	for _, r := range text {
+		if r != '?' {
+			b.WriteRune(r)
+			continue
+		}
+		n++
+		b.WriteString("$" + strconv.Itoa(n))
+	}
+	return b.String()
 }
