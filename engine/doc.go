@@ -18,6 +18,15 @@
 // written only while the claim still holds (same worker and attempt), so an
 // item's result is written exactly once.
 //
+// The dispatcher claims items in batches as slots free up. From then on a
+// slot keeps itself busy: the statement that writes a call's result also
+// claims the next item for the same target (or judge), which the same
+// goroutine calls at once (Engine.chain). Swapping one holder for another
+// never raises a slot's count, so it needs no lock; it stops when the run is
+// paused, the engine stops, nothing is left, or the provider's concurrency
+// went down. Calls thus follow each other with no claim round trip between
+// them, which is what keeps a latency-bound run near its ideal rate.
+//
 // Judge panels: an item waits for each judge of the run in turn (items.judge_pos);
 // each judge claims the items waiting for it under its own (provider, model)
 // concurrency, and the last verdict completes the item. The item's score is

@@ -82,7 +82,8 @@ type runState struct {
 // themselves check the run is RUNNING, so a pause takes effect at once.
 const activeTTL = 250 * time.Millisecond
 
-// cachedProvider spares a query per dispatch; edits apply within providerTTL.
+// cachedProvider spares a query per call; edits apply within providerTTL,
+// and at once in the process that made them (see Refresh).
 type cachedProvider struct {
 	p       *store.Provider
 	fetched time.Time
@@ -140,8 +141,12 @@ func (e *Engine) Client(p *store.Provider) *llm.Client { return e.clientFunc(p) 
 // Broker returns the engine's change broker.
 func (e *Engine) Broker() *Broker { return e.broker }
 
-// Refresh makes the engine re-read which runs are active, then look for work.
+// Refresh makes the engine re-read which runs are active and the providers'
+// settings, then look for work.
 func (e *Engine) Refresh() {
+	e.mu.Lock()
+	clear(e.providers)
+	e.mu.Unlock()
 	e.refresh.Store(true)
 	e.Wake()
 }
@@ -355,22 +360,35 @@ func (e *Engine) chain(ctx context.Context, rs *runState, providerID *int64, p *
 		if next == nil {
 			return
 		}
+		cur, err := e.provider(ctx, providerID)
+		if errors.Is(err, errProviderDeleted) {
+			e.handBack(ctx, next, err) // the dispatcher fails the provider's items
+			return
+		}
+		if err == nil && cur != p {
+			p, client = cur, e.clientFunc(cur)
+		}
 		nw, err := e.workItems(ctx, rs, []store.Item{*next})
 		if err != nil {
 			e.log.ErrorContext(ctx, "load successor", "item_id", next.ID, "err", err)
-			back := store.ItemNew
-			if next.Status == store.ItemJudging {
-				back = store.ItemWaitingForJudge
-			}
-			if rerr := e.store.RetryItem(context.WithoutCancel(ctx), next, back, time.Now().UTC(), err.Error(), false); rerr != nil {
-				e.log.ErrorContext(ctx, "hand back successor", "item_id", next.ID, "err", rerr)
-			}
+			e.handBack(ctx, next, err)
 			return
 		}
 		w = &nw[0]
-		if cur, err := e.provider(ctx, providerID); err == nil && cur != p {
-			p, client = cur, e.clientFunc(cur)
-		}
+	}
+}
+
+// errShutdown is the reason an item is handed back when its worker stops.
+var errShutdown = errors.New("interrupted by shutdown")
+
+// handBack returns a claimed item unworked, to be claimed again at once.
+func (e *Engine) handBack(ctx context.Context, it *store.Item, reason error) {
+	back := store.ItemNew
+	if it.Status == store.ItemJudging {
+		back = store.ItemWaitingForJudge
+	}
+	if err := e.store.RetryItem(context.WithoutCancel(ctx), it, back, time.Now().UTC(), reason.Error(), false); err != nil {
+		e.log.ErrorContext(ctx, "hand back item", "item_id", it.ID, "err", err)
 	}
 }
 
@@ -760,10 +778,7 @@ func (e *Engine) callFailed(ctx context.Context, w *store.WorkItem, phase store.
 		back = store.ItemWaitingForJudge
 	}
 	if ctx.Err() != nil {
-		// Shutting down: hand the item back for the next worker.
-		if rerr := e.store.RetryItem(wctx, &w.Item, back, time.Now().UTC(), "interrupted by shutdown", false); rerr != nil {
-			e.log.ErrorContext(wctx, "release item", "item_id", w.ID, "err", rerr)
-		}
+		e.handBack(ctx, &w.Item, errShutdown) // for the next worker
 		return
 	}
 	reason := err.Error()

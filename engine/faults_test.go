@@ -210,6 +210,71 @@ func TestConcurrencyLimitAcrossEngines(t *testing.T) {
 	})
 }
 
+// TestLoweredConcurrencyTakesHold lowers a provider's concurrency mid-run:
+// once the calls in flight end, no more than the new limit run at once,
+// although every slot had a successor to go on with.
+func TestLoweredConcurrencyTakesHold(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, st *store.Store) {
+		const callTime = 25 * time.Millisecond
+		var mu sync.Mutex
+		inflight := map[string]int{}
+		var lowered time.Time
+		var peakBefore, peakAfter, callsAfter int
+		lower := make(chan struct{})
+		answered := 0
+		b := setup(t, st, 40, func(r llmtest.ChatRequest) llmtest.Reply {
+			mu.Lock()
+			inflight[r.Model]++
+			if lowered.IsZero() {
+				peakBefore = max(peakBefore, inflight[r.Model])
+			} else if time.Since(lowered) > 4*callTime { // the calls in flight then have ended
+				peakAfter = max(peakAfter, inflight[r.Model])
+				callsAfter++
+			}
+			if !r.IsWarmup() && !r.IsJudge() {
+				if answered++; answered == 8 {
+					close(lower)
+				}
+			}
+			mu.Unlock()
+			time.Sleep(callTime)
+			mu.Lock()
+			inflight[r.Model]--
+			mu.Unlock()
+			return llmtest.DefaultReply(r)
+		})
+		ctx := context.Background()
+		in := store.ProviderInput{Name: "fake", BaseURL: b.fake.URL, Concurrency: 4, TimeoutSeconds: 5}
+		if _, err := st.UpdateProvider(ctx, b.provider.ID, in); err != nil {
+			t.Fatal(err)
+		}
+		run := b.start(t, "m")
+		<-lower
+		in.Concurrency = 1
+		if _, err := st.UpdateProvider(ctx, b.provider.ID, in); err != nil {
+			t.Fatal(err)
+		}
+		mu.Lock()
+		lowered = time.Now()
+		mu.Unlock()
+		b.eng.Refresh()
+		if final := b.waitRun(t, run.ID); final.Status != store.RunFinished {
+			t.Fatalf("run %s", final.Status)
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		if peakBefore < 3 {
+			t.Errorf("peak %d before lowering: the limit of 4 was never used", peakBefore)
+		}
+		if callsAfter < 20 {
+			t.Fatalf("only %d calls after lowering: the test proves nothing", callsAfter)
+		}
+		if peakAfter > 1 {
+			t.Errorf("%d calls at once after the limit went down to 1", peakAfter)
+		}
+	})
+}
+
 // TestPauseStopsClaimingAndResumeFinishes pauses a run mid-way: nothing new is
 // claimed while paused (the call in flight finishes), and resume completes it.
 func TestPauseStopsClaimingAndResumeFinishes(t *testing.T) {

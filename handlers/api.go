@@ -56,6 +56,7 @@ func (h *Handler) apiUpdateProvider(c echo.Context) error {
 	if err != nil {
 		return err
 	}
+	h.engine.Refresh() // running calls see the new settings now
 	return c.JSON(http.StatusOK, p)
 }
 

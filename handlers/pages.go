@@ -171,6 +171,7 @@ func (h *Handler) updateProvider(c echo.Context) error {
 		}
 		return err
 	}
+	h.engine.Refresh() // running calls see the new settings now
 	return redirect(c, "/providers")
 }
 
