@@ -36,6 +36,7 @@ func newBenchEnv(b *testing.B, st *store.Store, tasks int, latency time.Duration
 		rep.Delay = latency
 		return rep
 	})
+	fake.Forget()
 	p, err := st.CreateProvider(ctx, store.ProviderInput{Name: "bench", BaseURL: fake.URL, Concurrency: concurrency})
 	if err != nil {
 		b.Fatal(err)

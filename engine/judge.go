@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -18,7 +19,8 @@ type panelJudge struct {
 	store.RunJudge
 	tmpl    *template.Template
 	metrics []rubric.Metric
-	err     error // an unusable template fails the judge's items with this
+	schema  json.RawMessage // the verdict's JSON schema, made once
+	err     error           // an unusable template fails the judge's items with this
 }
 
 func newPanelJudge(j store.RunJudge, opts store.RunOptions) panelJudge {
@@ -42,6 +44,7 @@ func newPanelJudge(j store.RunJudge, opts store.RunOptions) panelJudge {
 	if len(pj.metrics) == 0 {
 		pj.metrics = []rubric.Metric{{Name: rubric.Overall, Weight: 1}}
 	}
+	pj.schema = rubric.Schema(pj.metrics, pj.ScaleMin, pj.ScaleMax)
 	return pj
 }
 
@@ -59,7 +62,7 @@ func (pj *panelJudge) judgeRequest(w *store.WorkItem) (llm.Request, error) {
 		return llm.Request{}, err
 	}
 	return llm.Request{Model: pj.Model, SchemaName: "verdict",
-		JSONSchema:  rubric.Schema(pj.metrics, pj.ScaleMin, pj.ScaleMax),
+		JSONSchema:  pj.schema,
 		Temperature: pj.Settings.Temperature, MaxTokens: pj.Settings.MaxTokens, ReasoningEffort: pj.Settings.ReasoningEffort,
 		Messages: []llm.Message{
 			{Role: "system", Content: rubric.SystemPrompt(pj.PersonalityName, pj.PersonalityDescription, pj.metrics, pj.ScaleMin, pj.ScaleMax)},

@@ -69,6 +69,7 @@ type Server struct {
 	mu     sync.Mutex
 	script func(ChatRequest) Reply
 	calls  []ChatRequest
+	forget bool // do not keep calls (see Forget)
 	count  atomic.Int64
 }
 
@@ -99,6 +100,14 @@ func New(t testing.TB, script func(ChatRequest) Reply) *Server {
 func (s *Server) SetScript(script func(ChatRequest) Reply) {
 	s.mu.Lock()
 	s.script = script
+	s.mu.Unlock()
+}
+
+// Forget stops keeping the requests received, for benchmarks: kept, they
+// would grow the heap, and the garbage collector's work, with every call.
+func (s *Server) Forget() {
+	s.mu.Lock()
+	s.forget, s.calls = true, nil
 	s.mu.Unlock()
 }
 
@@ -147,7 +156,9 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 	req.Header = r.Header.Clone()
 	s.count.Add(1)
 	s.mu.Lock()
-	s.calls = append(s.calls, req)
+	if !s.forget {
+		s.calls = append(s.calls, req)
+	}
 	script := s.script
 	s.mu.Unlock()
 	rep := script(req)
