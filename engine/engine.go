@@ -717,7 +717,7 @@ func (e *Engine) benchmark(ctx context.Context, rs *runState, p *store.Provider,
 		"PROMPT\n"+strings.Join(turns, "\n---\n")+"\n\nRESPONSE\n"+strings.Join(answers, "\n---\n"))
 	next, err := e.store.CompleteBenchmark(context.WithoutCancel(ctx), &w.Item, res, e.successor(ctx, w, p))
 	if err != nil {
-		e.log.ErrorContext(ctx, "store benchmark result", "item_id", w.ID, "err", err)
+		e.notStored(ctx, w, store.PhaseBenchmarking, err)
 		return nil
 	}
 	e.logs.add(entry)
@@ -767,6 +767,18 @@ func (e *Engine) maybeFinish(ctx context.Context, run *store.Run) error {
 	}
 	e.changed(run.ID)
 	return nil
+}
+
+// notStored handles a result the store refused: unless another worker owns
+// the item now, storing counts as a failed attempt, so a result that can
+// never be stored fails the item instead of being asked for forever.
+func (e *Engine) notStored(ctx context.Context, w *store.WorkItem, phase store.Phase, err error) {
+	if errors.Is(err, store.ErrLeaseLost) {
+		e.log.WarnContext(ctx, "result not stored: the item's lease was lost", "item_id", w.ID)
+		return
+	}
+	e.log.ErrorContext(ctx, "store result", "item_id", w.ID, "phase", phase, "err", err)
+	e.callFailed(ctx, w, phase, fmt.Errorf("storing the result: %w", err), "")
 }
 
 // callFailed retries the item later, or fails it when retrying cannot help

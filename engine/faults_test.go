@@ -275,6 +275,48 @@ func TestLoweredConcurrencyTakesHold(t *testing.T) {
 	})
 }
 
+// TestNulInRepliesIsStored: a model answer and a judge's reasoning carrying
+// NUL (which PostgreSQL text refuses) are stored with the character
+// replaced, instead of being asked for again and again.
+func TestNulInRepliesIsStored(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, st *store.Store) {
+		b := setup(t, st, 2, func(r llmtest.ChatRequest) llmtest.Reply {
+			switch {
+			case r.IsJudge():
+				return llmtest.Reply{Content: `{"score": 6, "reasoning": "half\u0000right"}`}
+			case r.IsWarmup():
+				return llmtest.DefaultReply(r)
+			}
+			return llmtest.Reply{Content: "four\x00four"}
+		})
+		run := b.start(t, "m")
+		if final := b.waitRun(t, run.ID); final.Status != store.RunFinished {
+			t.Fatalf("run %s: %s", final.Status, final.Error)
+		}
+		for _, it := range items(t, st, run.ID) {
+			if it.Status != store.ItemCompleted || it.Response == nil || *it.Response != "four\uFFFDfour" {
+				t.Errorf("item %d: %s %q %s", it.ID, it.Status, deref(it.Response), it.Error)
+			}
+		}
+		scores, err := st.RunScores(context.Background(), run.ID, store.ScoreFilter{})
+		if err != nil || scores.Total != 2 {
+			t.Fatalf("scores %d %v", scores.Total, err)
+		}
+		for _, sc := range scores.Items {
+			if sc.Reasoning != "half\uFFFDright" {
+				t.Errorf("reasoning %q", sc.Reasoning)
+			}
+		}
+	})
+}
+
+func deref(s *string) string {
+	if s == nil {
+		return "<nil>"
+	}
+	return *s
+}
+
 // TestPauseStopsClaimingAndResumeFinishes pauses a run mid-way: nothing new is
 // claimed while paused (the call in flight finishes), and resume completes it.
 func TestPauseStopsClaimingAndResumeFinishes(t *testing.T) {

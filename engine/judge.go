@@ -127,7 +127,7 @@ func (e *Engine) judge(ctx context.Context, pj *panelJudge, last bool, p *store.
 		formatScore(v.Overall, pj.ScaleMax)), v.Reasoning())
 	next, err := e.store.CompleteJudging(context.WithoutCancel(ctx), &w.Item, verdict, e.successor(ctx, w, p))
 	if err != nil {
-		e.log.ErrorContext(ctx, "store verdict", "item_id", w.ID, "err", err)
+		e.notStored(ctx, w, store.PhaseJudging, err)
 		return nil
 	}
 	e.logs.add(entry)

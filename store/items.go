@@ -134,6 +134,7 @@ var ErrLeaseLost = &ConflictError{Message: "item lease lost"}
 
 // updateClaimed writes a claimed item's outcome.
 func (s *Store) updateClaimed(ctx context.Context, it *Item, updates map[string]any) error {
+	storableUpdates(updates)
 	updates["updated_at"] = s.now()
 	res := s.claimed(ctx, it).Updates(updates)
 	if res.Error != nil {
@@ -237,8 +238,11 @@ func (s *Store) CompleteJudging(ctx context.Context, it *Item, v Verdict, next *
 // next call, with no claim round trip between calls.
 func (s *Store) completeClaimed(ctx context.Context, it *Item, updates map[string]any, scores []Score, next *ClaimParams) (*Item, error) {
 	now := s.now()
+	storableUpdates(updates)
 	for i := range scores {
-		scores[i].RunID, scores[i].ItemID, scores[i].CreatedAt = it.RunID, it.ID, now
+		sc := &scores[i]
+		sc.RunID, sc.ItemID, sc.CreatedAt = it.RunID, it.ID, now
+		sc.Reasoning, sc.Raw = storable(sc.Reasoning), storable(sc.Raw)
 	}
 	if s.dialect == Postgres {
 		return s.completeOnce(ctx, it, updates, scores, next, now)
@@ -280,6 +284,25 @@ func (s *Store) completeClaimed(ctx context.Context, it *Item, updates map[strin
 		return nil
 	})
 	return successor, err
+}
+
+// storable replaces NUL characters, which PostgreSQL text cannot hold: a
+// model reply carrying one would otherwise be refused on every attempt.
+func storable(s string) string { return strings.ReplaceAll(s, "\x00", "\uFFFD") }
+
+// storableUpdates makes the text values of an item's updates storable.
+func storableUpdates(updates map[string]any) {
+	for k, v := range updates {
+		switch x := v.(type) {
+		case string:
+			updates[k] = storable(x)
+		case *string:
+			if x != nil {
+				t := storable(*x)
+				updates[k] = &t
+			}
+		}
+	}
 }
 
 // setClause renders updates as a SET list in a fixed column order, so the

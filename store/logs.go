@@ -18,6 +18,7 @@ func (s *Store) AppendLog(ctx context.Context, entries ...*RunLog) error {
 		if e.Level == "" {
 			e.Level = LogInfo
 		}
+		e.Message, e.Detail = storable(e.Message), storable(e.Detail)
 	}
 	if err := s.conn(ctx).Create(entries).Error; err != nil {
 		return fmt.Errorf("store: append run log: %w", err)

@@ -168,6 +168,7 @@ func (s *Store) claimedComparison(ctx context.Context, c *Comparison) *gorm.DB {
 }
 
 func (s *Store) updateComparison(ctx context.Context, c *Comparison, updates map[string]any) error {
+	storableUpdates(updates)
 	updates["updated_at"] = s.now()
 	res := s.claimedComparison(ctx, c).Updates(updates)
 	if res.Error != nil {
