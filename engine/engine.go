@@ -55,6 +55,7 @@ type Engine struct {
 	mu        sync.Mutex
 	providers map[int64]cachedProvider
 	runs      map[int64]*runState
+	writes    writeQueues
 	// calls counts this process's calls in flight per slot key (see start).
 	calls    map[string]int
 	inflight sync.WaitGroup
@@ -117,6 +118,7 @@ func New(cfg Config, st *store.Store, broker *Broker, logger *slog.Logger) *Engi
 		providers:  map[int64]cachedProvider{},
 		runs:       map[int64]*runState{},
 		calls:      map[string]int{},
+		writes:     writeQueues{on: st.Dialect() == store.SQLite, queues: map[string]*writeQueue{}},
 	}
 	e.logs = newLogBuffer(st, logger, e.changed)
 	return e
@@ -715,13 +717,14 @@ func (e *Engine) benchmark(ctx context.Context, rs *runState, p *store.Provider,
 	entry := itemLog(w, store.LogInfo, "answer", fmt.Sprintf("%s · %s answered (%d ms, %d tokens, %.1f tok/s)",
 		w.Target.Label(), w.Task.TaskKey, res.TimeMs, res.CompletionTokens, res.TokensPerS),
 		"PROMPT\n"+strings.Join(turns, "\n---\n")+"\n\nRESPONSE\n"+strings.Join(answers, "\n---\n"))
-	next, err := e.store.CompleteBenchmark(context.WithoutCancel(ctx), &w.Item, res, e.successor(ctx, w, p))
-	if err != nil {
-		e.notStored(ctx, w, store.PhaseBenchmarking, err)
+	c := store.BenchmarkCompletion(&w.Item, res)
+	e.complete(ctx, c, e.successor(ctx, w, p))
+	if c.Err != nil {
+		e.notStored(ctx, w, store.PhaseBenchmarking, c.Err)
 		return nil
 	}
 	e.logs.add(entry)
-	return next
+	return c.Successor
 }
 
 func decodeAnswers(s string) ([]string, error) {

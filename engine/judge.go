@@ -125,13 +125,14 @@ func (e *Engine) judge(ctx context.Context, pj *panelJudge, last bool, p *store.
 	}
 	entry := itemLog(w, store.LogInfo, "verdict", fmt.Sprintf("⚖ %s · %s: %s scores %s", w.Target.Label(), w.Task.TaskKey, pj.Name,
 		formatScore(v.Overall, pj.ScaleMax)), v.Reasoning())
-	next, err := e.store.CompleteJudging(context.WithoutCancel(ctx), &w.Item, verdict, e.successor(ctx, w, p))
-	if err != nil {
-		e.notStored(ctx, w, store.PhaseJudging, err)
+	c := store.JudgingCompletion(&w.Item, verdict)
+	e.complete(ctx, c, e.successor(ctx, w, p))
+	if c.Err != nil {
+		e.notStored(ctx, w, store.PhaseJudging, c.Err)
 		return nil
 	}
 	e.logs.add(entry)
-	return next
+	return c.Successor
 }
 
 func formatScore(v float64, scaleMax int) string {

@@ -281,6 +281,63 @@ func TestSuccessorTakesThePlace(t *testing.T) {
 	})
 }
 
+// TestCompleteAllBatch: a batch writes every outcome whose claim holds,
+// claims a successor for each written one within the slot's limit, and a
+// bad outcome fails alone.
+func TestCompleteAllBatch(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, st *store.Store) {
+		ctx := context.Background()
+		run := makeRun(t, st, 8, 1)
+		params := store.ClaimParams{RunID: run.ID, From: store.ItemNew, To: store.ItemInProgress, WorkerID: "w",
+			Lease: time.Minute, Limit: 4, SlotKey: "k", SlotLimit: 4}
+		claimed, err := st.ClaimItems(ctx, params)
+		if err != nil || len(claimed) != 4 {
+			t.Fatalf("claimed %d (%v)", len(claimed), err)
+		}
+		stale := claimed[1]
+		stale.Attempts++ // not this claim's token
+		dup := []store.Score{{Source: "check:contains", Metric: "check_contains", Score: 1}, {Source: "check:contains", Metric: "check_contains", Score: 0}}
+		result := func(scores []store.Score) store.BenchmarkResult {
+			return store.BenchmarkResult{Request: "{}", Response: "a", Judged: true, Scores: scores}
+		}
+		cs := []*store.Completion{
+			store.BenchmarkCompletion(&claimed[0], result(nil)),
+			store.BenchmarkCompletion(&stale, result(nil)),
+			store.BenchmarkCompletion(&claimed[2], result(dup)),
+			store.BenchmarkCompletion(&claimed[3], result([]store.Score{{Source: "check:contains", Metric: "check_contains", Score: 1}})),
+		}
+		for _, c := range cs {
+			c.Next = true
+		}
+		st.CompleteAll(ctx, cs, &params)
+		if cs[0].Err != nil || cs[3].Err != nil {
+			t.Fatalf("good outcomes not written: %v, %v", cs[0].Err, cs[3].Err)
+		}
+		if !errors.Is(cs[1].Err, store.ErrLeaseLost) {
+			t.Fatalf("a stale claim: %v", cs[1].Err)
+		}
+		if cs[2].Err == nil || errors.Is(cs[2].Err, store.ErrLeaseLost) {
+			t.Fatalf("duplicate scores: %v", cs[2].Err)
+		}
+		got := map[int64]bool{}
+		for i, c := range cs {
+			if (c.Successor != nil) != (i == 0 || i == 3) {
+				t.Fatalf("completion %d: successor %v", i, c.Successor)
+			}
+			if c.Successor != nil {
+				if c.Successor.Status != store.ItemInProgress || got[c.Successor.ID] {
+					t.Fatalf("successor %+v", c.Successor)
+				}
+				got[c.Successor.ID] = true
+			}
+		}
+		prog, err := st.RunProgress(ctx, run.ID)
+		if err != nil || prog.Count(store.ItemInProgress) != 4 || prog.Count(store.ItemWaitingForJudge) != 2 {
+			t.Fatalf("progress %+v %v, want the slot's 4 in progress and 2 written", prog.ByStatus, err)
+		}
+	})
+}
+
 // TestEndRunWaitsForWork: a run ends only while none of its items is left
 // to do, so work sent back at the last moment keeps it running.
 func TestEndRunWaitsForWork(t *testing.T) {

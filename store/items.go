@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -56,7 +57,7 @@ func (s *Store) ClaimItems(ctx context.Context, p ClaimParams) ([]Item, error) {
 			}
 		}
 		var err error
-		items, err = tx.claim(ctx, p, "", 0)
+		items, err = tx.claim(ctx, p)
 		return err
 	})
 	if err != nil {
@@ -66,22 +67,21 @@ func (s *Store) ClaimItems(ctx context.Context, p ClaimParams) ([]Item, error) {
 	return items, nil
 }
 
-// claim runs the claim statement of ClaimItems; cond narrows the candidates
-// further, and held is how many of the slot's holders the caller is giving
-// back in the same statement (a successor takes its predecessor's place).
-func (s *Store) claim(ctx context.Context, p ClaimParams, cond string, held int) ([]Item, error) {
+// claim runs the claim statement of ClaimItems (up to p.Limit items) in
+// the caller's transaction. On SQLite it counts the slot first; on
+// PostgreSQL the statement counts it.
+func (s *Store) claim(ctx context.Context, p ClaimParams) ([]Item, error) {
 	limit := max(p.Limit, 1)
 	if p.SlotLimit > 0 && s.dialect == SQLite {
-		// PostgreSQL counts inside the claim statement below.
 		inflight, err := s.slotInUse(ctx, p.SlotKey)
 		if err != nil {
 			return nil, err
 		}
-		if limit = min(limit, p.SlotLimit+held-int(inflight)); limit <= 0 {
+		if limit = min(limit, p.SlotLimit-int(inflight)); limit <= 0 {
 			return nil, nil
 		}
 	}
-	sql, args := s.claimSQL(p, cond, limit, held)
+	sql, args := s.claimSQL(p, "?", "0", limit)
 	var items []Item
 	if err := s.rawScan(ctx, &items, sql, args...); err != nil {
 		return nil, err
@@ -89,10 +89,15 @@ func (s *Store) claim(ctx context.Context, p ClaimParams, cond string, held int)
 	return items, nil
 }
 
-// claimSQL is the claim statement; see claim.
-func (s *Store) claimSQL(p ClaimParams, cond string, limit, held int) (string, []any) {
+// claimSQL is the claim statement. It takes up to take items (an SQL
+// expression with takeArgs) and, under a slot limit on PostgreSQL, no more
+// than the slot has free once give of its holders (an SQL expression) are
+// given back by the same statement: successors take their predecessors'
+// places that way.
+func (s *Store) claimSQL(p ClaimParams, take, give string, takeArgs ...any) (string, []any) {
 	now := s.now()
 	args := []any{p.To, p.WorkerID, p.SlotKey, now, now.Add(p.Lease), now, now, p.RunID, p.From, now}
+	cond := ""
 	if p.TargetID != 0 {
 		cond += " AND run_target_id = ?"
 		args = append(args, p.TargetID)
@@ -101,16 +106,16 @@ func (s *Store) claimSQL(p ClaimParams, cond string, limit, held int) (string, [
 		cond += " AND judge_pos = ?"
 		args = append(args, *p.JudgePos)
 	}
-	args = append(args, limit)
-	lock, limitExpr := "", "?"
+	args = append(args, takeArgs...)
+	lock, limitExpr := "", take
 	if s.dialect == Postgres {
 		lock = " FOR UPDATE SKIP LOCKED"
 		if p.SlotLimit > 0 {
 			// Under the slot's advisory lock, this statement's snapshot sees
 			// every committed claim. A successor's claim needs no lock: it
-			// swaps one holder for another, so it never raises the count.
-			limitExpr = "GREATEST(0, LEAST(?, ? - (" + slotInflightSQL + ")))"
-			args = append(args, p.SlotLimit+held, p.SlotKey, p.SlotKey)
+			// swaps holders for others, so it never raises the count.
+			limitExpr = "GREATEST(0, LEAST(" + take + ", ? + " + give + " - (" + slotInflightSQL + ")))"
+			args = append(args, p.SlotLimit, p.SlotKey, p.SlotKey)
 		}
 	}
 	return `UPDATE items SET status = ?, worker_id = ?, slot_key = ?, claimed_at = ?, lease_until = ?,
@@ -162,10 +167,24 @@ type BenchmarkResult struct {
 	Judged bool
 }
 
-// CompleteBenchmark stores the answer and its check scores, and hands the
-// item to the judges (or completes it when the run has none). With next, the
-// same write claims the item's successor on its slot (see completeClaimed).
-func (s *Store) CompleteBenchmark(ctx context.Context, it *Item, r BenchmarkResult, next *ClaimParams) (*Item, error) {
+// Completion is a claimed item's outcome, written by CompleteAll.
+type Completion struct {
+	Item    *Item
+	updates map[string]any
+	scores  []Score
+	// Next asks for a successor to take the item's place on its slot.
+	Next bool
+
+	// Err is set when the outcome was not written: ErrLeaseLost (wrapped)
+	// when the claim no longer held.
+	Err error
+	// Successor is the item claimed in its place, if one was asked for and ready.
+	Successor *Item
+}
+
+// BenchmarkCompletion stores the answer and its check scores, and hands the
+// item to the judges (or completes it when the run has none).
+func BenchmarkCompletion(it *Item, r BenchmarkResult) *Completion {
 	updates := map[string]any{
 		"status": ItemWaitingForJudge, "request": r.Request, "response": r.Response, "answers": r.Answers, "time_ms": r.TimeMs,
 		"prompt_tokens": r.PromptTokens, "completion_tokens": r.CompletionTokens, "tokens_per_s": r.TokensPerS,
@@ -184,7 +203,13 @@ func (s *Store) CompleteBenchmark(ctx context.Context, it *Item, r BenchmarkResu
 			updates["score"] = sum / n
 		}
 	}
-	return s.completeClaimed(ctx, it, updates, r.Scores, next)
+	return &Completion{Item: it, updates: updates, scores: r.Scores}
+}
+
+// CompleteBenchmark writes BenchmarkCompletion alone; with next, it claims
+// the item's successor (see CompleteAll).
+func (s *Store) CompleteBenchmark(ctx context.Context, it *Item, r BenchmarkResult, next *ClaimParams) (*Item, error) {
+	return s.completeOne(ctx, BenchmarkCompletion(it, r), next)
 }
 
 // RetryItem puts a claimed item back to status with a retry time and the
@@ -213,12 +238,11 @@ type Verdict struct {
 	Last bool
 }
 
-// CompleteJudging stores one judge's scores and moves the item on to the
-// next judge of the panel, or completes it, once. The item's score is the
-// running mean of the panel's overall scores, so aggregates never need to
-// average per item first. With next, the same write claims the item's
-// successor on its slot (see completeClaimed).
-func (s *Store) CompleteJudging(ctx context.Context, it *Item, v Verdict, next *ClaimParams) (*Item, error) {
+// JudgingCompletion stores one judge's scores and moves the item on to the
+// next judge of the panel, or completes it. The item's score is the running
+// mean of the panel's overall scores, so aggregates never need to average
+// per item first.
+func JudgingCompletion(it *Item, v Verdict) *Completion {
 	updates := map[string]any{"error": "", "worker_id": "", "lease_until": nil, "next_retry_at": nil, "failures": 0,
 		"judge_cost_usd": gorm.Expr("judge_cost_usd + ?", v.CostUSD),
 		"score":          gorm.Expr("(COALESCE(score, 0) * judge_pos + ?) / (judge_pos + 1)", v.Overall)}
@@ -228,62 +252,178 @@ func (s *Store) CompleteJudging(ctx context.Context, it *Item, v Verdict, next *
 		updates["status"] = ItemWaitingForJudge
 		updates["judge_pos"] = gorm.Expr("judge_pos + 1")
 	}
-	return s.completeClaimed(ctx, it, updates, v.Scores, next)
+	return &Completion{Item: it, updates: updates, scores: v.Scores}
 }
 
-// completeClaimed writes a claimed item's outcome together with its scores,
-// once: the scores land only if the claim still holds. With next, it also
-// claims one item by next's terms to take this one's place on its slot and
-// returns it (nil when none is ready): the caller goes straight on to the
-// next call, with no claim round trip between calls.
-func (s *Store) completeClaimed(ctx context.Context, it *Item, updates map[string]any, scores []Score, next *ClaimParams) (*Item, error) {
+// CompleteJudging writes JudgingCompletion alone; with next, it claims the
+// item's successor (see CompleteAll).
+func (s *Store) CompleteJudging(ctx context.Context, it *Item, v Verdict, next *ClaimParams) (*Item, error) {
+	return s.completeOne(ctx, JudgingCompletion(it, v), next)
+}
+
+func (s *Store) completeOne(ctx context.Context, c *Completion, next *ClaimParams) (*Item, error) {
+	c.Next = next != nil
+	s.CompleteAll(ctx, []*Completion{c}, next)
+	return c.Successor, c.Err
+}
+
+// CompleteAll writes claimed items' outcomes with their scores, each once:
+// an outcome and its scores land only if its claim still holds. For every
+// written completion that asks for one, it claims by next's terms an item
+// to take its place on the slot (the next calls start with no claim round
+// trip), as far as items are ready. It is one statement on PostgreSQL and
+// one transaction on SQLite; should the batch fail as a whole, each
+// completion is tried alone, so that one bad outcome fails only itself.
+func (s *Store) CompleteAll(ctx context.Context, cs []*Completion, next *ClaimParams) {
 	now := s.now()
-	storableUpdates(updates)
-	for i := range scores {
-		sc := &scores[i]
-		sc.RunID, sc.ItemID, sc.CreatedAt = it.RunID, it.ID, now
-		sc.Reasoning, sc.Raw = storable(sc.Reasoning), storable(sc.Raw)
+	for _, c := range cs {
+		c.Err, c.Successor = nil, nil
+		storableUpdates(c.updates)
+		c.updates["updated_at"] = now
+		for i := range c.scores {
+			sc := &c.scores[i]
+			sc.RunID, sc.ItemID, sc.CreatedAt = c.Item.RunID, c.Item.ID, now
+			sc.Reasoning, sc.Raw = storable(sc.Reasoning), storable(sc.Raw)
+		}
 	}
+	var err error
 	if s.dialect == Postgres {
-		return s.completeOnce(ctx, it, updates, scores, next, now)
+		err = s.completeAllOnce(ctx, cs, next, now)
+	} else {
+		err = s.completeAllSQLite(ctx, cs, next)
 	}
-	updates["updated_at"] = now
-	sets, args := setClause(updates)
-	update := "UPDATE items SET " + sets + " WHERE id = ? AND status = ? AND worker_id = ? AND attempts = ?"
-	args = append(args, it.ID, it.Status, it.WorkerID, it.Attempts)
-	if err := s.prepared.prepare(ctx, update); err != nil {
-		return nil, err
+	if err == nil {
+		return
 	}
-	var successor *Item
-	err := s.Transact(ctx, func(tx *Store) error {
-		n, err := tx.rawExec(ctx, update, args...)
-		if err != nil {
-			return fmt.Errorf("store: update item %d: %w", it.ID, err)
+	if len(cs) == 1 {
+		cs[0].Err, cs[0].Successor = err, nil
+		return
+	}
+	for _, c := range cs {
+		s.CompleteAll(ctx, []*Completion{c}, next)
+	}
+}
+
+// give hands the claimed successors to the written completions that asked.
+func give(cs []*Completion, successors []Item) {
+	slices.SortFunc(successors, func(a, b Item) int { return cmp.Compare(a.ID, b.ID) })
+	for _, c := range cs {
+		if c.Err == nil && c.Next && len(successors) > 0 {
+			c.Successor, successors = &successors[0], successors[1:]
 		}
-		if n == 0 {
-			return fmt.Errorf("store: update item %d: %w", it.ID, ErrLeaseLost)
+	}
+}
+
+func leaseLost(it *Item) error { return fmt.Errorf("store: complete item %d: %w", it.ID, ErrLeaseLost) }
+
+func (s *Store) completeAllSQLite(ctx context.Context, cs []*Completion, next *ClaimParams) error {
+	updates := make([]string, len(cs))
+	args := make([][]any, len(cs))
+	for i, c := range cs {
+		sets, a := setClause(c.updates)
+		updates[i] = "UPDATE items SET " + sets + " WHERE id = ? AND status = ? AND worker_id = ? AND attempts = ?"
+		args[i] = append(a, c.Item.ID, c.Item.Status, c.Item.WorkerID, c.Item.Attempts)
+		if err := s.prepared.prepare(ctx, updates[i]); err != nil {
+			return err
 		}
-		if len(scores) > 0 {
-			if err := tx.conn(ctx).Create(&scores).Error; err != nil {
-				return fmt.Errorf("store: save scores: %w", err)
+	}
+	return s.Transact(ctx, func(tx *Store) error {
+		wanted := 0
+		for i, c := range cs {
+			c.Err = nil
+			n, err := tx.rawExec(ctx, updates[i], args[i]...)
+			if err != nil {
+				return fmt.Errorf("store: update item %d: %w", c.Item.ID, err)
+			}
+			if n == 0 {
+				c.Err = leaseLost(c.Item)
+				continue
+			}
+			if len(c.scores) > 0 {
+				if err := tx.conn(ctx).Create(&c.scores).Error; err != nil {
+					return fmt.Errorf("store: save scores: %w", err)
+				}
+			}
+			if c.Next {
+				wanted++
 			}
 		}
-		if next == nil {
+		if next == nil || wanted == 0 {
 			return nil
 		}
 		p := *next
-		p.Limit = 1
-		// The item is written already, so the slot count no longer holds it.
-		items, err := tx.claim(ctx, p, "", 0)
+		p.Limit = wanted
+		// The items are written already, so the slot count no longer holds them.
+		successors, err := tx.claim(ctx, p)
 		if err != nil {
-			return fmt.Errorf("store: claim successor: %w", err)
+			return fmt.Errorf("store: claim successors: %w", err)
 		}
-		if len(items) > 0 {
-			successor = &items[0]
-		}
+		give(cs, successors)
 		return nil
 	})
-	return successor, err
+}
+
+// completeAllOnce is CompleteAll in one PostgreSQL statement: a data-modifying
+// CTE per completion (its update, then its scores only if the update took),
+// a claim of as many successors as the written completions ask for, and one
+// result: the ids written, on every successor's row.
+func (s *Store) completeAllOnce(ctx context.Context, cs []*Completion, next *ClaimParams, now time.Time) error {
+	var parts, written, wanted []string
+	var args []any
+	for i, c := range cs {
+		done := fmt.Sprintf("done%d", i)
+		sets, a := setClause(c.updates)
+		args = append(append(args, a...), c.Item.ID, c.Item.Status, c.Item.WorkerID, c.Item.Attempts)
+		parts = append(parts, done+` AS (UPDATE items SET `+sets+`
+			WHERE id = ? AND status = ? AND worker_id = ? AND attempts = ? RETURNING id, run_id)`)
+		if len(c.scores) > 0 {
+			values := make([]string, len(c.scores))
+			args = append(args, now)
+			for j, sc := range c.scores {
+				values[j] = "(?::bigint, ?::text, ?::text, ?::double precision, ?::text, ?::text)"
+				args = append(args, sc.RunJudgeID, sc.Source, sc.Metric, sc.Score, sc.Reasoning, sc.Raw)
+			}
+			parts = append(parts, fmt.Sprintf(`saved%d AS (INSERT INTO scores (run_id, item_id, run_judge_id, source, metric, score, reasoning, raw, created_at)
+			SELECT %s.run_id, %s.id, v.judge, v.source, v.metric, v.score, v.reasoning, v.raw, ?
+			FROM %s CROSS JOIN (VALUES %s) AS v(judge, source, metric, score, reasoning, raw))`, i, done, done, done, strings.Join(values, ", ")))
+		}
+		written = append(written, "(SELECT id FROM "+done+")")
+		if c.Next {
+			wanted = append(wanted, "(SELECT COUNT(*) FROM "+done+")")
+		}
+	}
+	result := ` SELECT concat_ws(',', ` + strings.Join(written, ", ") + `) AS written`
+	if next != nil && len(wanted) > 0 {
+		k := "(" + strings.Join(wanted, " + ") + ")"
+		claim, claimArgs := s.claimSQL(*next, k, k)
+		parts = append(parts, `successor AS (`+claim+`)`)
+		args = append(args, claimArgs...)
+		result += `, successor.* FROM (SELECT 1) AS one LEFT JOIN successor ON true`
+	}
+	var rows []struct {
+		Written string
+		Item
+	}
+	if err := s.rawScan(ctx, &rows, "WITH "+strings.Join(parts, ", ")+result, args...); err != nil {
+		return fmt.Errorf("store: complete %d item(s): %w", len(cs), err)
+	}
+	ids := map[string]bool{}
+	var successors []Item
+	for _, r := range rows {
+		for _, id := range strings.Split(r.Written, ",") {
+			ids[id] = true
+		}
+		if r.ID != 0 {
+			successors = append(successors, r.Item)
+		}
+	}
+	for _, c := range cs {
+		if !ids[strconv.FormatInt(c.Item.ID, 10)] {
+			c.Err = leaseLost(c.Item)
+		}
+	}
+	give(cs, successors)
+	return nil
 }
 
 // storable replaces NUL characters, which PostgreSQL text cannot hold: a
@@ -325,54 +465,6 @@ func setClause(updates map[string]any) (string, []any) {
 		args = append(args, updates[c])
 	}
 	return strings.Join(sets, ", "), args
-}
-
-// completeOnce is completeClaimed in one PostgreSQL statement: the scores
-// are inserted, and the successor claimed, only if the claimed item could be
-// updated.
-func (s *Store) completeOnce(ctx context.Context, it *Item, updates map[string]any, scores []Score, next *ClaimParams, now time.Time) (*Item, error) {
-	updates["updated_at"] = now
-	sets, args := setClause(updates)
-	args = append(args, it.ID, it.Status, it.WorkerID, it.Attempts)
-	sql := `WITH done AS (
-			UPDATE items SET ` + sets + `
-			WHERE id = ? AND status = ? AND worker_id = ? AND attempts = ? RETURNING id, run_id)`
-	if len(scores) > 0 {
-		values := make([]string, len(scores))
-		args = append(args, now)
-		for i, sc := range scores {
-			values[i] = "(?::bigint, ?::text, ?::text, ?::double precision, ?::text, ?::text)"
-			args = append(args, sc.RunJudgeID, sc.Source, sc.Metric, sc.Score, sc.Reasoning, sc.Raw)
-		}
-		sql += `, saved AS (INSERT INTO scores (run_id, item_id, run_judge_id, source, metric, score, reasoning, raw, created_at)
-			SELECT done.run_id, done.id, v.judge, v.source, v.metric, v.score, v.reasoning, v.raw, ?
-			FROM done CROSS JOIN (VALUES ` + strings.Join(values, ", ") + `) AS v(judge, source, metric, score, reasoning, raw))`
-	}
-	// One row: whether the item was written, and the successor's columns
-	// (NULL when there is none).
-	result := ` SELECT (SELECT COUNT(*) FROM done) AS written`
-	if next != nil {
-		p := *next
-		p.Limit = 1
-		claim, claimArgs := s.claimSQL(p, " AND EXISTS (SELECT 1 FROM done)", 1, 1)
-		sql += `, successor AS (` + claim + `)`
-		args = append(args, claimArgs...)
-		result += `, successor.* FROM (SELECT 1) AS one LEFT JOIN successor ON true`
-	}
-	var row struct {
-		Written int64
-		Item
-	}
-	if err := s.rawScan(ctx, &row, sql+result, args...); err != nil {
-		return nil, fmt.Errorf("store: complete item %d: %w", it.ID, err)
-	}
-	if row.Written == 0 {
-		return nil, fmt.Errorf("store: complete item %d: %w", it.ID, ErrLeaseLost)
-	}
-	if row.ID == 0 {
-		return nil, nil
-	}
-	return &row.Item, nil
 }
 
 // FailTargetItems fails every NEW item of a target, e.g. after its warm-up failed.

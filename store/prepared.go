@@ -60,7 +60,7 @@ func (s *Store) prepareHot(ctx context.Context, sqlDB *sql.DB) error {
 	texts := []string{"SELECT " + slotInflightSQL}
 	pos := 0
 	for _, p := range []ClaimParams{{}, {TargetID: 1}, {JudgePos: &pos}, {TargetID: 1, JudgePos: &pos}} {
-		text, _ := s.claimSQL(p, "", 1, 0)
+		text, _ := s.claimSQL(p, "?", "0", 1)
 		texts = append(texts, text)
 	}
 	for _, text := range texts {
