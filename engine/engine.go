@@ -118,7 +118,7 @@ func New(cfg Config, st *store.Store, broker *Broker, logger *slog.Logger) *Engi
 		providers:  map[int64]cachedProvider{},
 		runs:       map[int64]*runState{},
 		calls:      map[string]int{},
-		writes:     writeQueues{on: st.Dialect() == store.SQLite, queues: map[string]*writeQueue{}},
+		writes:     writeQueues{on: st != nil && st.Dialect() == store.SQLite, queues: map[string]*writeQueue{}},
 	}
 	e.logs = newLogBuffer(st, logger, e.changed)
 	return e

@@ -155,7 +155,12 @@ func TestSchedulesAPI(t *testing.T) {
 			t.Fatalf("enabled again: %+v", s)
 		}
 
-		// Run now.
+		// Run now. Calls take a while, so the run is still active when it is asked for again.
+		a.fake.SetScript(func(r llmtest.ChatRequest) llmtest.Reply {
+			rep := llmtest.DefaultReply(r)
+			rep.Delay = 100 * time.Millisecond
+			return rep
+		})
 		var run watchRunReply
 		a.do(t, call{method: "POST", path: fmt.Sprintf("/api/schedules/%d/run", s.ID)}, 201, &run)
 		if run.TriggeredBy != "API" || run.ScheduleID == nil || *run.ScheduleID != s.ID {

@@ -139,14 +139,20 @@ var ErrLeaseLost = &ConflictError{Message: "item lease lost"}
 
 // updateClaimed writes a claimed item's outcome.
 func (s *Store) updateClaimed(ctx context.Context, it *Item, updates map[string]any) error {
+	return s.updateLeased(s.claimed(ctx, it), "item", it.ID, updates)
+}
+
+// updateLeased writes updates to the leased row q selects as its claim left
+// it (an item or a comparison): ErrLeaseLost when the claim no longer holds.
+func (s *Store) updateLeased(q *gorm.DB, what string, id int64, updates map[string]any) error {
 	storableUpdates(updates)
 	updates["updated_at"] = s.now()
-	res := s.claimed(ctx, it).Updates(updates)
+	res := q.Updates(updates)
 	if res.Error != nil {
-		return fmt.Errorf("store: update item %d: %w", it.ID, res.Error)
+		return fmt.Errorf("store: update %s %d: %w", what, id, res.Error)
 	}
 	if res.RowsAffected == 0 {
-		return fmt.Errorf("store: update item %d: %w", it.ID, ErrLeaseLost)
+		return fmt.Errorf("store: update %s %d: %w", what, id, ErrLeaseLost)
 	}
 	return nil
 }

@@ -168,16 +168,7 @@ func (s *Store) claimedComparison(ctx context.Context, c *Comparison) *gorm.DB {
 }
 
 func (s *Store) updateComparison(ctx context.Context, c *Comparison, updates map[string]any) error {
-	storableUpdates(updates)
-	updates["updated_at"] = s.now()
-	res := s.claimedComparison(ctx, c).Updates(updates)
-	if res.Error != nil {
-		return fmt.Errorf("store: update comparison %d: %w", c.ID, res.Error)
-	}
-	if res.RowsAffected == 0 {
-		return fmt.Errorf("store: update comparison %d: %w", c.ID, ErrLeaseLost)
-	}
-	return nil
+	return s.updateLeased(s.claimedComparison(ctx, c), "comparison", c.ID, updates)
 }
 
 // RenewComparisonLease pushes a claimed comparison's lease forward while its calls run.
