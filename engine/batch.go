@@ -9,22 +9,26 @@ import (
 )
 
 // writeQueues groups the result writes of chains that share a successor
-// query (same run, target or judge, and slot): a write that comes while
-// another is in the store waits and goes with the next batch, and the first
-// of them writes it. Chains that finish together thus share one transaction
-// and one claim, and no write waits for more than the one before it.
-//
-// Only on SQLite: its one connection serializes the writes anyway, and a
-// batch saves a commit per item. PostgreSQL runs the writes side by side on
-// its connections; batching them there measured slower.
+// query (same run, target or judge, and slot): a write that comes while the
+// queue's writers are busy waits and goes with the next batch, which the
+// first of the waiting writes then writes. Chains that finish together thus
+// share one statement (or transaction) and one claim, and a write waits at
+// most for the batch before it.
 type writeQueues struct {
-	on     bool
+	// writers is how many batches of a queue may be written at once: one on
+	// SQLite, whose single connection serializes writes anyway; two on
+	// PostgreSQL, so that its connections work side by side.
+	writers int
+	// chunk bounds a batch on PostgreSQL to a few sizes (1, 2, 4, 8), so
+	// the statements' texts, and with them the prepared plans, stay few.
+	chunk bool
+
 	mu     sync.Mutex
 	queues map[string]*writeQueue
 }
 
 type writeQueue struct {
-	busy    bool // a batch of this queue is being written
+	writing int // batches of this queue being written
 	pending []*queuedWrite
 }
 
@@ -35,35 +39,45 @@ type queuedWrite struct {
 	turn chan bool
 }
 
+func newWriteQueues(d store.Dialect) *writeQueues {
+	wq := &writeQueues{writers: 1, queues: map[string]*writeQueue{}}
+	if d == store.Postgres {
+		wq.writers, wq.chunk = 2, true
+	}
+	return wq
+}
+
 // complete writes c, with its successor claimed by next when next is set.
 // It returns once c.Err and c.Successor are known.
 func (e *Engine) complete(ctx context.Context, c *store.Completion, next *store.ClaimParams) {
 	ctx = context.WithoutCancel(ctx) // a call's outcome is stored even while the engine stops
 	c.Next = next != nil
-	if next == nil || !e.writes.on {
-		e.store.CompleteAll(ctx, []*store.Completion{c}, next)
+	if next == nil {
+		e.store.CompleteAll(ctx, []*store.Completion{c}, nil)
 		return
 	}
 	key := successorKey(next)
 	w := &queuedWrite{c: c, turn: make(chan bool, 1)}
-	wq := &e.writes
+	wq := e.writes
 	wq.mu.Lock()
 	q := wq.queues[key]
 	if q == nil {
 		q = &writeQueue{}
 		wq.queues[key] = q
 	}
-	q.pending = append(q.pending, w)
-	if q.busy {
+	if q.writing < wq.writers {
+		q.writing++
+	} else {
+		q.pending = append(q.pending, w)
 		wq.mu.Unlock()
 		if lead := <-w.turn; !lead {
-			return
+			return // written with another's batch
 		}
-		wq.mu.Lock()
+		wq.mu.Lock() // promoted: taken off pending, in the writing place of the batch before
 	}
-	q.busy = true
-	batch := q.pending
-	q.pending = nil
+	n := wq.batchSize(1+len(q.pending)) - 1
+	batch := append([]*queuedWrite{w}, q.pending[:n]...)
+	q.pending = q.pending[n:]
 	wq.mu.Unlock()
 
 	cs := make([]*store.Completion, len(batch))
@@ -74,16 +88,30 @@ func (e *Engine) complete(ctx context.Context, c *store.Completion, next *store.
 
 	wq.mu.Lock()
 	defer wq.mu.Unlock()
-	for _, b := range batch {
-		if b != w {
-			b.turn <- false
-		}
+	for _, b := range batch[1:] {
+		b.turn <- false
 	}
 	if len(q.pending) > 0 {
-		q.pending[0].turn <- true // it leads the next batch; the queue stays busy
+		lead := q.pending[0]
+		q.pending = q.pending[1:]
+		lead.turn <- true // it writes the next batch in this one's place
 		return
 	}
-	delete(wq.queues, key)
+	if q.writing--; q.writing == 0 {
+		delete(wq.queues, key)
+	}
+}
+
+// batchSize is how many of n waiting writes the next batch takes.
+func (wq *writeQueues) batchSize(n int) int {
+	if !wq.chunk {
+		return n
+	}
+	size := 1
+	for size*2 <= n && size < 8 {
+		size *= 2
+	}
+	return size
 }
 
 func successorKey(p *store.ClaimParams) string {

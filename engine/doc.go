@@ -25,9 +25,10 @@
 // never raises a slot's count, so it needs no lock; it stops when the run is
 // paused, the engine stops, nothing is left, or the provider's concurrency
 // went down. Calls thus follow each other with no claim round trip between
-// them, which is what keeps a latency-bound run near its ideal rate. On
-// SQLite, whose one connection serializes writes anyway, chains that finish
-// together share one transaction (batch.go).
+// them, which is what keeps a latency-bound run near its ideal rate. Chains
+// that finish together write their results and claim their successors in
+// one batch (batch.go): one transaction on SQLite, one statement on
+// PostgreSQL.
 //
 // Judge panels: an item waits for each judge of the run in turn (items.judge_pos);
 // each judge claims the items waiting for it under its own (provider, model)

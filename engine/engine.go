@@ -55,7 +55,7 @@ type Engine struct {
 	mu        sync.Mutex
 	providers map[int64]cachedProvider
 	runs      map[int64]*runState
-	writes    writeQueues
+	writes    *writeQueues
 	// calls counts this process's calls in flight per slot key (see start).
 	calls    map[string]int
 	inflight sync.WaitGroup
@@ -118,10 +118,18 @@ func New(cfg Config, st *store.Store, broker *Broker, logger *slog.Logger) *Engi
 		providers:  map[int64]cachedProvider{},
 		runs:       map[int64]*runState{},
 		calls:      map[string]int{},
-		writes:     writeQueues{on: st != nil && st.Dialect() == store.SQLite, queues: map[string]*writeQueue{}},
+		writes:     newWriteQueues(dialect(st)),
 	}
 	e.logs = newLogBuffer(st, logger, e.changed)
 	return e
+}
+
+// dialect is the store's; a store-less engine (tribunal models --file) only makes clients.
+func dialect(st *store.Store) store.Dialect {
+	if st == nil {
+		return ""
+	}
+	return st.Dialect()
 }
 
 // SetClientFunc replaces how provider clients are built (tests point them at fakes).
