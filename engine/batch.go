@@ -12,8 +12,8 @@ import (
 // query (same run, target or judge, and slot): a write that comes while the
 // queue's writers are busy waits and goes with the next batch, which the
 // first of the waiting writes then writes. Chains that finish together thus
-// share one statement (or transaction) and one claim, and a write waits at
-// most for the batch before it.
+// share one statement (or transaction) and one claim, and a write waits
+// only while its queue's writers are busy.
 type writeQueues struct {
 	// writers is how many batches of a queue may be written at once: one on
 	// SQLite, whose single connection serializes writes anyway; two on
