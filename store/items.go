@@ -288,7 +288,8 @@ func (s *Store) CompleteAll(ctx context.Context, cs []*Completion, next *ClaimPa
 		c.updates["updated_at"] = now
 		for i := range c.scores {
 			sc := &c.scores[i]
-			sc.RunID, sc.ItemID, sc.CreatedAt = c.Item.RunID, c.Item.ID, now
+			// ID 0: a batch that rolled back may have set ids its retry must not reuse.
+			sc.ID, sc.RunID, sc.ItemID, sc.CreatedAt = 0, c.Item.RunID, c.Item.ID, now
 			sc.Reasoning, sc.Raw = storable(sc.Reasoning), storable(sc.Raw)
 		}
 	}

@@ -33,19 +33,27 @@ func (c *stmtCache) get(text string) *sql.Stmt {
 }
 
 // prepare makes text a prepared statement. It must be called outside any
-// transaction: preparing takes the single connection.
+// transaction: preparing takes the single connection. The cache is not
+// locked meanwhile: a transaction holding the connection may need it to
+// finish.
 func (c *stmtCache) prepare(ctx context.Context, text string) error {
 	if c == nil || c.get(text) != nil {
 		return nil
 	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.stmts[text] != nil || len(c.stmts) >= maxPrepared {
+	c.mu.RLock()
+	full := len(c.stmts) >= maxPrepared
+	c.mu.RUnlock()
+	if full {
 		return nil
 	}
 	stmt, err := c.db.PrepareContext(ctx, text)
 	if err != nil {
 		return fmt.Errorf("store: prepare: %w", err)
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.stmts[text] != nil || len(c.stmts) >= maxPrepared {
+		return stmt.Close() // another goroutine was first, or the cache filled up
 	}
 	c.stmts[text] = stmt
 	return nil
