@@ -3,6 +3,7 @@ package analysis
 import (
 	"cmp"
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 
@@ -84,9 +85,6 @@ func meanCI(xs []float64) stats.Estimate {
 
 // pairedCI is the mean paired difference a−b with its 95 % interval.
 func pairedCI(a, b []float64) stats.Estimate {
-	if len(a) <= bootstrapMax {
-		return stats.PairedDiff(a, b, seed)
-	}
 	d := make([]float64, len(a))
 	for i := range a {
 		d[i] = a[i] - b[i]
@@ -110,13 +108,8 @@ func taskPass(r store.TaskResult) (float64, bool) {
 
 // values collects an entry's per-task values in task-id order.
 func values(e Entry, get func(store.TaskResult) (float64, bool)) []float64 {
-	keys := make([]string, 0, len(e.Tasks))
-	for k := range e.Tasks {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
 	var out []float64
-	for _, k := range keys {
+	for _, k := range slices.Sorted(maps.Keys(e.Tasks)) {
 		if v, ok := get(e.Tasks[k]); ok {
 			out = append(out, v)
 		}
@@ -198,12 +191,7 @@ func Summarise(entries []Entry, baselines []int) []EntryStats {
 
 // paired returns the two entries' values on the tasks both have, in task order.
 func paired(a, b Entry, get func(store.TaskResult) (float64, bool)) (xs, ys []float64) {
-	keys := make([]string, 0, len(a.Tasks))
-	for k := range a.Tasks {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	for _, k := range keys {
+	for _, k := range slices.Sorted(maps.Keys(a.Tasks)) {
 		rb, ok := b.Tasks[k]
 		if !ok {
 			continue
@@ -371,24 +359,28 @@ func CategoryGrid(entries []Entry) (cats []string, grid [][]float64) {
 			set[r.Category] = true
 		}
 	}
-	for c := range set {
-		cats = append(cats, c)
+	cats = slices.Sorted(maps.Keys(set))
+	col := make(map[string]int, len(cats))
+	for j, c := range cats {
+		col[c] = j
 	}
-	slices.Sort(cats)
 	grid = make([][]float64, len(entries))
+	sum, n := make([]float64, len(cats)), make([]float64, len(cats))
 	for i, e := range entries {
-		grid[i] = make([]float64, len(cats))
-		for j, c := range cats {
-			var sum, n float64
-			for _, r := range e.Tasks {
-				if r.Category == c && r.Score != nil {
-					sum += *r.Score
-					n++
-				}
+		clear(sum)
+		clear(n)
+		for _, r := range e.Tasks {
+			if r.Score != nil {
+				j := col[r.Category]
+				sum[j] += *r.Score
+				n[j]++
 			}
+		}
+		grid[i] = make([]float64, len(cats))
+		for j := range cats {
 			grid[i][j] = math.NaN()
-			if n > 0 {
-				grid[i][j] = sum / n
+			if n[j] > 0 {
+				grid[i][j] = sum[j] / n[j]
 			}
 		}
 	}

@@ -1,6 +1,7 @@
 package analysis
 
 import (
+	"cmp"
 	"math"
 	"slices"
 
@@ -97,15 +98,7 @@ func Consistency(run *store.Run, results []store.TaskResult) []ModelConsistency 
 		if n := sums[i].n; n > 0 {
 			out[i].PassAtK, out[i].PassHatK, out[i].MeanSpread = sums[i].at/n, sums[i].hat/n, sums[i].spread/n
 		}
-		slices.SortFunc(out[i].Flaky, func(a, b TaskConsistency) int {
-			if a.Spread != b.Spread {
-				if a.Spread > b.Spread {
-					return -1
-				}
-				return 1
-			}
-			return 0
-		})
+		slices.SortFunc(out[i].Flaky, func(a, b TaskConsistency) int { return cmp.Compare(b.Spread, a.Spread) })
 		if len(out[i].Flaky) > maxFlaky {
 			out[i].Flaky = out[i].Flaky[:maxFlaky]
 		}

@@ -37,7 +37,8 @@ func Trend(title string, lines []Line, opt Options) template.HTML {
 		x, y float64
 	}
 	type series struct {
-		label string
+		label string // as given, "" when unnamed
+		name  string // label, or "series N" when unnamed
 		pts   []pt
 	}
 	ss := make([]series, len(lines))
@@ -46,7 +47,10 @@ func Trend(title string, lines []Line, opt Options) template.HTML {
 	var allX []float64
 	total := 0
 	for i, l := range lines {
-		s := series{label: label(l.Label)}
+		s := series{label: label(l.Label), name: label(l.Label)}
+		if s.name == "" {
+			s.name = "series " + strconv.Itoa(i+1)
+		}
 		for _, p := range l.Points {
 			if !finite(p.X) {
 				continue
@@ -94,10 +98,7 @@ func Trend(title string, lines []Line, opt Options) template.HTML {
 	if len(ss) > 1 || (len(ss) == 1 && ss[0].label != "") {
 		lx, ly := pad, top+8
 		for i, s := range ss {
-			l := truncate(s.label, 200, smallFont)
-			if l == "" {
-				l = "series " + strconv.Itoa(i+1)
-			}
+			l := truncate(s.name, 200, smallFont)
 			w := 22 + textWidth(l, smallFont) + 16
 			if lx > pad && lx+w > W-pad {
 				lx, ly = pad, ly+18
@@ -165,7 +166,7 @@ func Trend(title string, lines []Line, opt Options) template.HTML {
 
 	// Description.
 	var items []string
-	for i, s := range ss {
+	for _, s := range ss {
 		var first, last *pt
 		n := 0
 		for k := range s.pts {
@@ -177,15 +178,11 @@ func Trend(title string, lines []Line, opt Options) template.HTML {
 				n++
 			}
 		}
-		name := s.label
-		if name == "" {
-			name = "series " + strconv.Itoa(i+1)
-		}
 		if n == 0 {
-			items = append(items, name+": no data")
+			items = append(items, s.name+": no data")
 			continue
 		}
-		items = append(items, name+": "+plural(n, "point", "points")+", from "+opt.valueFmt(first.y, ydec)+" ("+xname(first.x)+") to "+
+		items = append(items, s.name+": "+plural(n, "point", "points")+", from "+opt.valueFmt(first.y, ydec)+" ("+xname(first.x)+") to "+
 			opt.valueFmt(last.y, ydec)+" ("+xname(last.x)+")")
 	}
 	desc := "Line chart of " + plural(len(ss), "series", "series") + ". " + summaryList(items, 30) + "."
@@ -249,10 +246,7 @@ func Trend(title string, lines []Line, opt Options) template.HTML {
 	markers := total <= 300 && (right-left)/float64(max(maxPts, 1)) >= 8
 	for i, s := range ss {
 		col := seriesColor(i)
-		name := s.label
-		if name == "" {
-			name = "series " + strconv.Itoa(i+1)
-		}
+		name := s.name
 		var d strings.Builder
 		pen := false
 		for k, p := range s.pts {

@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
+	"slices"
 	"strings"
 	"unicode/utf8"
 )
@@ -107,14 +108,7 @@ func Validate(typ, ref string) error {
 	return nil
 }
 
-func known(typ string) bool {
-	for _, t := range Types {
-		if t == typ {
-			return true
-		}
-	}
-	return false
-}
+func known(typ string) bool { return slices.Contains(Types, typ) }
 
 func unknownType(typ string) error {
 	return fmt.Errorf("checks: unknown check type %q: %w", clip(typ, 40), ErrInvalid)

@@ -163,6 +163,9 @@ func lastNumber(s string) (number, bool) {
 	return number{}, false
 }
 
+// numberNoise strips what parseNumber reads separately (sign) or ignores.
+var numberNoise = strings.NewReplacer("-", "", "−", "", "$", "", ",", "", "%", "")
+
 // parseNumber turns the match s[loc[0]:loc[1]] into a value. A minus right
 // after a letter or digit is a hyphen or subtraction ("COVID-19", "16-3"),
 // not a sign.
@@ -172,7 +175,7 @@ func parseNumber(s string, loc []int) (number, bool) {
 		tok = strings.TrimLeft(tok, "-−")
 	}
 	neg := strings.ContainsAny(tok, "-−")
-	clean := strings.NewReplacer("-", "", "−", "", "$", "", ",", "", "%", "").Replace(tok)
+	clean := numberNoise.Replace(tok)
 	num, den, isFrac := strings.Cut(clean, "/")
 	v, err := strconv.ParseFloat(num, 64)
 	if err != nil || math.IsInf(v, 0) {

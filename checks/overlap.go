@@ -34,6 +34,16 @@ func capTokens(toks []string, cut bool) ([]string, bool) {
 	return toks, cut
 }
 
+// tokenPair tokenizes both sides within the input and token caps, and
+// reports whether either was cut.
+func tokenPair(response, ref string, tokenize func(string) []string) (pred, want []string, cut bool) {
+	resp, cut1 := capText(response)
+	gold, cut2 := capText(ref)
+	pred, cut = capTokens(tokenize(resp), cut1 || cut2)
+	want, cut = capTokens(tokenize(gold), cut)
+	return pred, want, cut
+}
+
 func truncNote(cut bool) string {
 	if cut {
 		return fmt.Sprintf("; long input truncated (limit %d tokens, %d KiB)", MaxTokens, maxInputBytes>>10)
@@ -47,10 +57,7 @@ func truncNote(cut bool) string {
 // are lowercased, stripped of ASCII punctuation and the articles a/an/the,
 // split on whitespace, and compared as bags of tokens. Two empty sides score 1.
 func tokenF1(response, ref string) Result {
-	resp, cut1 := capText(response)
-	gold, cut2 := capText(ref)
-	pred, cut := capTokens(squadTokens(resp), cut1 || cut2)
-	want, cut := capTokens(squadTokens(gold), cut)
+	pred, want, cut := tokenPair(response, ref, squadTokens)
 	if len(pred) == 0 || len(want) == 0 {
 		if len(pred) == len(want) {
 			return Result{1, "both empty after normalisation" + truncNote(cut)}
@@ -158,10 +165,7 @@ func tokenize13a(line string) []string {
 // the hypothesis are skipped) and the brevity penalty. Returned as a fraction:
 // sacrebleu's 48.53 is 0.4853 here.
 func bleu(response, ref string) Result {
-	resp, cut1 := capText(response)
-	gold, cut2 := capText(ref)
-	hyp, cut := capTokens(tokenize13a(resp), cut1 || cut2)
-	want, cut := capTokens(tokenize13a(gold), cut)
+	hyp, want, cut := tokenPair(response, ref, tokenize13a)
 
 	const maxOrder = 4
 	refCounts := ngramCounts(want, maxOrder)
@@ -230,10 +234,7 @@ func ngramCounts(toks []string, maxOrder int) map[string]int {
 // F = 2PR/(P+R) with P and R the longest common subsequence over the response
 // and reference lengths.
 func rougeL(response, ref string) Result {
-	resp, cut1 := capText(response)
-	gold, cut2 := capText(ref)
-	pred, cut := capTokens(rougeTokens(resp), cut1 || cut2)
-	want, cut := capTokens(rougeTokens(gold), cut)
+	pred, want, cut := tokenPair(response, ref, rougeTokens)
 	if len(pred) == 0 || len(want) == 0 {
 		return Result{0, "ROUGE-L 0.00 (no tokens to compare)" + truncNote(cut)}
 	}

@@ -3,7 +3,6 @@ package cli
 import (
 	"bufio"
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -79,20 +78,25 @@ func (e *env) export(args []string) error {
 			return storeError(err)
 		}
 	}
-	w, done, err := e.output(*out)
-	if err != nil {
-		return err
+	write := func(w io.Writer) error {
+		switch f {
+		case "csv":
+			return exportCSV(ctx, st, w, ids[0])
+		case "json":
+			return report.WriteJSON(ctx, w, st, ids...)
+		}
+		return report.WriteHTML(ctx, w, st, report.Options{MaxItems: *maxItems}, ids...)
 	}
-	switch f {
-	case "csv":
-		err = exportCSV(ctx, st, w, ids[0])
-	case "json":
-		err = report.WriteJSON(ctx, w, st, ids...)
-	case "html":
-		err = report.WriteHTML(ctx, w, st, report.Options{MaxItems: *maxItems}, ids...)
-	}
-	if derr := done(err == nil); err == nil {
-		err = derr
+	if *out == "" || *out == "-" {
+		bw := bufio.NewWriter(e.stdout)
+		if err = write(bw); err == nil {
+			err = bw.Flush()
+		}
+	} else {
+		if err := os.MkdirAll(filepath.Dir(*out), 0o755); err != nil {
+			return failErr("create %s: %v", filepath.Dir(*out), err)
+		}
+		err = writeAtomic(*out, write)
 	}
 	if err != nil {
 		return failErr("export: %v", err)
@@ -119,35 +123,29 @@ func runIDs(args []string) ([]int64, error) {
 	return ids, nil
 }
 
-// output opens the file to write (atomically: a temp file renamed on
-// success) or stdout; done(ok) finishes it.
-func (e *env) output(path string) (io.Writer, func(ok bool) error, error) {
-	if path == "" || path == "-" {
-		bw := bufio.NewWriter(e.stdout)
-		return bw, func(bool) error { return bw.Flush() }, nil
-	}
-	if dir := filepath.Dir(path); dir != "" {
-		if err := os.MkdirAll(dir, 0o755); err != nil {
-			return nil, nil, failErr("create %s: %v", dir, err)
-		}
-	}
+// writeAtomic writes path through fn into a temp file beside it, renamed
+// into place on success, so nobody sees half a file.
+func writeAtomic(path string, fn func(io.Writer) error) error {
 	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
 	if err != nil {
-		return nil, nil, failErr("create %s: %v", path, err)
+		return err
 	}
 	bw := bufio.NewWriterSize(tmp, 64<<10)
-	return bw, func(ok bool) error {
-		ferr := bw.Flush()
-		if ferr == nil {
-			ferr = tmp.Chmod(0o644)
-		}
-		cerr := tmp.Close()
-		if !ok || ferr != nil || cerr != nil {
-			os.Remove(tmp.Name())
-			return errors.Join(ferr, cerr)
-		}
-		return os.Rename(tmp.Name(), path)
-	}, nil
+	err = fn(bw)
+	if err == nil {
+		err = bw.Flush()
+	}
+	if err == nil {
+		err = tmp.Chmod(0o644) // CreateTemp makes 0600; results are for sharing
+	}
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		os.Remove(tmp.Name())
+		return err
+	}
+	return os.Rename(tmp.Name(), path)
 }
 
 // exportCSV writes the run's CSV through the web export's own handler, so

@@ -58,14 +58,10 @@ func (e *env) importTasks(args []string) error {
 			bad++
 			continue
 		}
-		tasks, err := importer.Parse(filepath.Base(path), data, importer.Format(*format))
+		tasks, f, err := importer.ParseFile(filepath.Base(path), data, importer.Format(*format))
 		if err != nil {
 			bad += e.printImportErrors(path, err)
 			continue
-		}
-		f := importer.Format(*format)
-		if f == "" {
-			f, _ = importer.Detect(path, data)
 		}
 		sources = append(sources, source{path, f, len(tasks)})
 		all = append(all, tasks...)

@@ -409,25 +409,6 @@ func writeResults(ctx context.Context, st *store.Store, run *store.Run, dir stri
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
-	write := func(name string, fn func(io.Writer) error) error {
-		path := filepath.Join(dir, name)
-		tmp, err := os.CreateTemp(dir, "."+name+".*")
-		if err != nil {
-			return err
-		}
-		err = fn(tmp)
-		if err == nil {
-			err = tmp.Chmod(0o644) // CreateTemp makes 0600; results are for sharing
-		}
-		if cerr := tmp.Close(); err == nil {
-			err = cerr
-		}
-		if err != nil {
-			os.Remove(tmp.Name())
-			return fmt.Errorf("%s: %w", name, err)
-		}
-		return os.Rename(tmp.Name(), path)
-	}
 	var lines []report.GateLine
 	var gj []gateJSON
 	for _, r := range gates {
@@ -453,28 +434,23 @@ func writeResults(ctx context.Context, st *store.Store, run *store.Run, dir stri
 			return report.WriteHTML(ctx, w, st, report.Options{Gates: lines}, run.ID)
 		}},
 		{"summary.json", func(w io.Writer) error {
-			var buf bytes.Buffer
-			enc := json.NewEncoder(&buf)
+			enc := json.NewEncoder(w)
 			enc.SetIndent("", "  ")
 			enc.SetEscapeHTML(false)
 			if gj == nil {
 				gj = []gateJSON{}
 			}
-			err := enc.Encode(map[string]any{"run_id": run.ID, "name": run.Name, "status": run.Status, "exit_code": code,
+			return enc.Encode(map[string]any{"run_id": run.ID, "name": run.Name, "status": run.Status, "exit_code": code,
 				"gates_passed": runfile.Passed(gates), "gates": gj, "metrics": metrics})
-			if err != nil {
-				return err
-			}
-			_, err = w.Write(buf.Bytes())
-			return err
 		}},
 	}
 	var names []string
 	for _, s := range steps {
-		if err := write(s.name, s.fn); err != nil {
-			return err
+		path := filepath.Join(dir, s.name)
+		if err := writeAtomic(path, s.fn); err != nil {
+			return fmt.Errorf("%s: %w", s.name, err)
 		}
-		names = append(names, filepath.Join(dir, s.name))
+		names = append(names, path)
 	}
 	fmt.Fprintf(stdout, "\nResults: %s\n", strings.Join(names, ", "))
 	return nil

@@ -63,14 +63,10 @@ func (e *env) validate(args []string) error {
 			fmt.Fprintf(e.stdout, "%s: OK — %s\n", path, describeRunFile(f))
 			continue
 		}
-		tasks, err := importer.Parse(filepath.Base(path), data, importer.Format(*format))
+		tasks, f, err := importer.ParseFile(filepath.Base(path), data, importer.Format(*format))
 		if err != nil {
 			bad += e.printImportErrors(path, err)
 			continue
-		}
-		f := importer.Format(*format)
-		if f == "" {
-			f, _ = importer.Detect(path, data)
 		}
 		fmt.Fprintf(e.stdout, "%s: OK — %d task(s), %s\n", path, len(tasks), f)
 	}

@@ -52,15 +52,9 @@ func (h *Handler) exportReport(c echo.Context, ids []int64, format string) error
 // apiExportRuns is GET /api/export?run_ids=3,4&format=json|html: one JSON
 // document or one HTML comparison of several runs.
 func (h *Handler) apiExportRuns(c echo.Context) error {
-	var ids []int64
-	for _, v := range c.QueryParams()["run_ids"] {
-		for _, s := range strings.FieldsFunc(v, func(r rune) bool { return r == ',' || r == ' ' }) {
-			id, err := strconv.ParseInt(s, 10, 64)
-			if err != nil || id <= 0 {
-				return badRequest("run_ids: %q is not a run id", s)
-			}
-			ids = append(ids, id)
-		}
+	ids, err := queryRunIDs(c)
+	if err != nil {
+		return err
 	}
 	if len(ids) == 0 {
 		return badRequest("run_ids is required, e.g. ?run_ids=3,4&format=html")

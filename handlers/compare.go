@@ -40,22 +40,28 @@ type cachedComparison struct {
 // maxCompareRuns bounds a comparison; each run adds a query and its models.
 const maxCompareRuns = 10
 
-// compareParams reads run_ids (comma separated or repeated) and the baseline.
-func compareParams(c echo.Context) ([]int64, int64, error) {
+// queryRunIDs reads run_ids (comma or space separated, or repeated), each once.
+func queryRunIDs(c echo.Context) ([]int64, error) {
 	var ids []int64
 	for _, v := range c.QueryParams()["run_ids"] {
-		for _, part := range strings.Split(v, ",") {
-			if part = strings.TrimSpace(part); part == "" {
-				continue
-			}
+		for _, part := range strings.FieldsFunc(v, func(r rune) bool { return r == ',' || r == ' ' }) {
 			id, err := strconv.ParseInt(part, 10, 64)
 			if err != nil || id <= 0 {
-				return nil, 0, badRequest("run_ids: %q is not a run id", part)
+				return nil, badRequest("run_ids: %q is not a run id", part)
 			}
 			if !slices.Contains(ids, id) {
 				ids = append(ids, id)
 			}
 		}
+	}
+	return ids, nil
+}
+
+// compareParams reads run_ids and the baseline.
+func compareParams(c echo.Context) ([]int64, int64, error) {
+	ids, err := queryRunIDs(c)
+	if err != nil {
+		return nil, 0, err
 	}
 	if len(ids) > maxCompareRuns {
 		return nil, 0, badRequest("run_ids: compare at most %d runs", maxCompareRuns)

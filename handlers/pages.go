@@ -220,18 +220,18 @@ func (h *Handler) providerModels(c echo.Context, id int64) ([]modelJSON, error) 
 			published = append(published, store.ProviderPrice{Model: m.ID, InputPerMTok: in, OutputPerMTok: o})
 		}
 	}
-	// OpenRouter publishes prices with its models: keep them for cost tracking.
+	// OpenRouter publishes prices with its models: keep them for cost tracking,
+	// and read the provider's prices again with them merged in.
 	if p.Type == store.ProviderOpenRouter && len(published) > 0 {
 		if err := h.store.MergePublishedPrices(withoutCancel(c), p.ID, published); err != nil {
 			return nil, err
 		}
+		if p, err = h.store.Provider(c.Request().Context(), p.ID); err != nil {
+			return nil, err
+		}
 	}
 	prices := map[string]store.ProviderPrice{}
-	current, err := h.store.Provider(c.Request().Context(), p.ID)
-	if err != nil {
-		return nil, err
-	}
-	for _, pr := range current.Prices {
+	for _, pr := range p.Prices {
 		prices[pr.Model] = pr
 	}
 	for i := range out {
@@ -906,13 +906,9 @@ func (h *Handler) retryJudgingPage(c echo.Context) error {
 // or, with none cached, loads them in a second request (compute = true).
 func (h *Handler) resultsView(ctx context.Context, run *store.Run, prog store.Progress, sum *store.RunSummary, compute bool) (views.RunResultsView, error) {
 	v := views.RunResultsView{Run: run, Summary: sum}
-	a, fresh, ok := h.peekAnalysis(ctx, run, prog)
-	var err error
-	if compute && !fresh {
-		if a, err = h.cachedAnalysis(ctx, run, prog); err != nil {
-			return v, err
-		}
-		ok = true
+	a, fresh, ok, err := h.loadAnalysis(ctx, run, prog, compute)
+	if err != nil {
+		return v, err
 	}
 	if !ok || (!fresh && !run.Active()) {
 		v.AnalysisPending = true

@@ -58,34 +58,27 @@ func (h *Handler) analysisStamp(ctx context.Context, runID int64, prog store.Pro
 	return fmt.Sprint(prog.ByStatus) + "|" + grades, nil
 }
 
-// peekAnalysis returns the cached statistics of a run without computing:
-// fresh when they match the run's current items and grades.
-func (h *Handler) peekAnalysis(ctx context.Context, run *store.Run, prog store.Progress) (a cachedAnalysis, fresh, ok bool) {
+// loadAnalysis returns the run's statistics: the cached ones, fresh when
+// they match the run's current items and grades; stale or missing ones are
+// computed again only when compute is set.
+func (h *Handler) loadAnalysis(ctx context.Context, run *store.Run, prog store.Progress, compute bool) (a cachedAnalysis, fresh, ok bool, err error) {
 	stamp, err := h.analysisStamp(ctx, run.ID, prog)
 	if err != nil {
-		return a, false, false
+		return a, false, false, err
 	}
-	return h.analyses.get(run.ID, stamp)
-}
-
-func (h *Handler) cachedAnalysis(ctx context.Context, run *store.Run, prog store.Progress) (cachedAnalysis, error) {
-	stamp, err := h.analysisStamp(ctx, run.ID, prog)
-	if err != nil {
-		return cachedAnalysis{}, err
-	}
-	if c, fresh, _ := h.analyses.get(run.ID, stamp); fresh {
-		return c, nil
+	if a, fresh, ok = h.analyses.get(run.ID, stamp); fresh || !compute {
+		return a, fresh, ok, nil
 	}
 	rows, err := h.store.RunJudgeScores(ctx, run.ID)
 	if err != nil {
-		return cachedAnalysis{}, err
+		return a, false, false, err
 	}
-	c := cachedAnalysis{agreement: analysis.Agreements(run.Judges, rows)}
-	if c.report, err = h.runAnalysis(ctx, run, c.agreement); err != nil {
-		return cachedAnalysis{}, err
+	a = cachedAnalysis{agreement: analysis.Agreements(run.Judges, rows)}
+	if a.report, err = h.runAnalysis(ctx, run, a.agreement); err != nil {
+		return cachedAnalysis{}, false, false, err
 	}
-	h.analyses.put(run.ID, stamp, c)
-	return c, nil
+	h.analyses.put(run.ID, stamp, a)
+	return a, true, true, nil
 }
 
 func (h *Handler) apiRunAnalysis(c echo.Context) error {
@@ -102,7 +95,7 @@ func (h *Handler) apiRunAnalysis(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	a, err := h.cachedAnalysis(ctx, run, prog)
+	a, _, _, err := h.loadAnalysis(ctx, run, prog, true)
 	if err != nil {
 		return err
 	}
@@ -123,13 +116,18 @@ func (h *Handler) judgeFlips(ctx context.Context, runID int64) (map[int64]analys
 }
 
 // untrustedJudges says, per run judge id, why its reliability card fails;
-// pages that show a judge's scores mark it with this.
+// pages that show a judge's scores mark it with this. Cached statistics do,
+// even a few grades or items behind: every grade moves the stamp, and the
+// grading page must not redo the whole analysis per keystroke.
 func (h *Handler) untrustedJudges(ctx context.Context, run *store.Run) (map[int64]string, error) {
 	prog, err := h.store.RunProgress(ctx, run.ID)
 	if err != nil {
 		return nil, err
 	}
-	a, err := h.cachedAnalysis(ctx, run, prog)
+	a, _, ok, err := h.loadAnalysis(ctx, run, prog, false)
+	if err == nil && !ok {
+		a, _, _, err = h.loadAnalysis(ctx, run, prog, true)
+	}
 	if err != nil {
 		return nil, err
 	}

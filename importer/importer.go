@@ -115,17 +115,24 @@ type row struct {
 // anything is wrong the error is an Errors listing every problem, and no
 // tasks are returned.
 func Parse(name string, data []byte, format Format) ([]store.TaskInput, error) {
+	tasks, _, err := ParseFile(name, data, format)
+	return tasks, err
+}
+
+// ParseFile is Parse that also returns the format it read: format, or the
+// detected one when format is "" (so callers need not Detect again).
+func ParseFile(name string, data []byte, format Format) ([]store.TaskInput, Format, error) {
 	if len(data) > MaxFileSize {
-		return nil, Errors{{Message: fmt.Sprintf("the file is %d bytes, more than the %d MB limit", len(data), MaxFileSize>>20)}}
+		return nil, format, Errors{{Message: fmt.Sprintf("the file is %d bytes, more than the %d MB limit", len(data), MaxFileSize>>20)}}
 	}
 	data, err := cleanText(data)
 	if err != nil {
-		return nil, Errors{*err}
+		return nil, format, Errors{*err}
 	}
 	if format == "" {
 		f, err := detect(name, data)
 		if err != nil {
-			return nil, Errors{{Message: err.Error()}}
+			return nil, "", Errors{{Message: err.Error()}}
 		}
 		format = f
 	}
@@ -145,7 +152,7 @@ func Parse(name string, data []byte, format Format) ([]store.TaskInput, error) {
 	case FormatOpenAIEvals:
 		rows, errs = parseOpenAIEvals(data)
 	default:
-		return nil, Errors{{Message: fmt.Sprintf("unknown format %q (want one of %s)", format, formatList())}}
+		return nil, format, Errors{{Message: fmt.Sprintf("unknown format %q (want one of %s)", format, formatList())}}
 	}
 	stem := fileStem(name)
 	category := stem
@@ -154,9 +161,9 @@ func Parse(name string, data []byte, format Format) ([]store.TaskInput, error) {
 	}
 	tasks, errs := finish(rows, errs, stem, category)
 	if len(errs) > 0 {
-		return nil, errs
+		return nil, format, errs
 	}
-	return tasks, nil
+	return tasks, format, nil
 }
 
 // finish fills in defaults, validates every task and rejects repeated ids.

@@ -191,14 +191,11 @@ func ParsePairwise(text string) (PairVerdict, error) {
 	if !ok {
 		return PairVerdict{}, fmt.Errorf("%w: \"winner\" %q is not A, B or tie", ErrBadVerdict, truncate(w, 40))
 	}
-	var reasoning string
-	if r, ok := raw["reasoning"]; !ok || json.Unmarshal(r, &reasoning) != nil {
-		return PairVerdict{}, fmt.Errorf("%w: no \"reasoning\" string", ErrBadVerdict)
+	reasoning, err := parseReasoning(raw, "")
+	if err != nil {
+		return PairVerdict{}, err
 	}
-	if strings.TrimSpace(reasoning) == "" {
-		return PairVerdict{}, fmt.Errorf("%w: \"reasoning\" is empty", ErrBadVerdict)
-	}
-	return PairVerdict{Winner: pick, Reasoning: strings.TrimSpace(reasoning)}, nil
+	return PairVerdict{Winner: pick, Reasoning: reasoning}, nil
 }
 
 // parsePick reads a winner value: a, b or tie in any case, optionally in

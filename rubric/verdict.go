@@ -125,14 +125,24 @@ func parseScore(raw map[string]json.RawMessage, prefix string, scaleMin, scaleMa
 	if f < float64(scaleMin) || f > float64(scaleMax) {
 		return MetricScore{}, fmt.Errorf("%w: \"%sscore\" %s is outside %d-%d", ErrBadVerdict, prefix, num, scaleMin, scaleMax)
 	}
+	reasoning, err := parseReasoning(raw, prefix)
+	if err != nil {
+		return MetricScore{}, err
+	}
+	return MetricScore{Score: f, Reasoning: reasoning}, nil
+}
+
+// parseReasoning reads the non-empty "reasoning" string of a reply object,
+// trimmed; prefix names the object in errors.
+func parseReasoning(raw map[string]json.RawMessage, prefix string) (string, error) {
 	var reasoning string
 	if r, ok := raw["reasoning"]; !ok || json.Unmarshal(r, &reasoning) != nil {
-		return MetricScore{}, fmt.Errorf("%w: no \"%sreasoning\" string", ErrBadVerdict, prefix)
+		return "", fmt.Errorf("%w: no \"%sreasoning\" string", ErrBadVerdict, prefix)
 	}
-	if strings.TrimSpace(reasoning) == "" {
-		return MetricScore{}, fmt.Errorf("%w: \"%sreasoning\" is empty", ErrBadVerdict, prefix)
+	if reasoning = strings.TrimSpace(reasoning); reasoning == "" {
+		return "", fmt.Errorf("%w: \"%sreasoning\" is empty", ErrBadVerdict, prefix)
 	}
-	return MetricScore{Score: f, Reasoning: strings.TrimSpace(reasoning)}, nil
+	return reasoning, nil
 }
 
 // extractObject finds the first balanced top-level JSON object in text.

@@ -770,15 +770,11 @@ func (p *reader) taskFile(it *node, field string, add func([]store.TaskInput, st
 			p.errf(it.get("file").line, field+".file", "cannot read %s: %v", shown, unwrapPath(err))
 			continue
 		}
-		ts, err := importer.Parse(filepath.Base(path), data, format)
+		ts, f, err := importer.ParseFile(filepath.Base(path), data, format)
 		if err != nil {
 			p.importErrors(err, shown, 0)
 			p.errf(it.get("file").line, field+".file", "%s has problems (listed with its own line numbers); nothing is imported", shown)
 			continue
-		}
-		f := format
-		if f == "" {
-			f, _ = importer.Detect(path, data)
 		}
 		p.f.Sources = append(p.f.Sources, Source{File: shown, Format: f, Tasks: len(ts), Line: it.line})
 		add(ts, shown, it.line)

@@ -69,14 +69,6 @@ type Alert struct {
 // TableName maps Alert to alerts.
 func (Alert) TableName() string { return "alerts" }
 
-// Subject names what the alert watches: the KPI's name or the metric.
-func (a *Alert) Subject(kpiName string) string {
-	if a.KPIID != nil {
-		return kpiName
-	}
-	return a.Metric
-}
-
 // AlertInput is what a user sends to create or replace an alert.
 type AlertInput struct {
 	Name         string    `json:"name"`
@@ -255,16 +247,23 @@ func (s *Store) openAlert(a *Alert) error {
 	return nil
 }
 
+func (s *Store) openAlerts(as []Alert) error {
+	for i := range as {
+		if err := s.openAlert(&as[i]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // Alerts lists the alerts by name.
 func (s *Store) Alerts(ctx context.Context) ([]Alert, error) {
 	out := []Alert{}
 	if err := s.conn(ctx).Order("name").Find(&out).Error; err != nil {
 		return nil, fmt.Errorf("store: alerts: %w", err)
 	}
-	for i := range out {
-		if err := s.openAlert(&out[i]); err != nil {
-			return nil, err
-		}
+	if err := s.openAlerts(out); err != nil {
+		return nil, err
 	}
 	return out, nil
 }
@@ -343,24 +342,13 @@ func (s *Store) DeleteAlert(ctx context.Context, id int64) error {
 // it finished, and (for metric alerts) in its collection or schedule when
 // limited to one. KPI alerts apply where their KPI has values.
 func (s *Store) AlertsForRun(ctx context.Context, run *Run, finishedAt time.Time) ([]Alert, error) {
-	sched := int64(-1)
-	if run.ScheduleID != nil {
-		sched = *run.ScheduleID
-	}
 	var out []Alert
-	err := s.conn(ctx).Where("enabled AND created_at <= ?", finishedAt.UTC()).
-		Where(`(collection_id IS NULL AND schedule_id IS NULL) OR schedule_id = ?
-			OR collection_id IN (SELECT collection_id FROM run_collections WHERE run_id = ? AND collection_id IS NOT NULL)`, sched, run.ID).
+	err := appliesToRun(s.conn(ctx).Where("enabled AND created_at <= ?", finishedAt.UTC()), run).
 		Order("id").Find(&out).Error
 	if err != nil {
 		return nil, fmt.Errorf("store: alerts for run: %w", err)
 	}
-	for i := range out {
-		if err := s.openAlert(&out[i]); err != nil {
-			return nil, err
-		}
-	}
-	return out, nil
+	return out, s.openAlerts(out)
 }
 
 // BaselineQuery picks the previous values an alert compares with.

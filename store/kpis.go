@@ -234,17 +234,23 @@ func kpiScope(q *gorm.DB, col string, collectionID, scheduleID *int64) *gorm.DB 
 	return q
 }
 
-// KPIsForRun lists the KPIs that apply to a run: those for every run, for
-// one of its collections, or for its schedule.
-func (s *Store) KPIsForRun(ctx context.Context, run *Run) ([]KPI, error) {
+// appliesToRun restricts a query of KPIs or alerts (with collection_id and
+// schedule_id columns) to those for every run, for one of the run's
+// collections, or for its schedule; the inverse of kpiScope.
+func appliesToRun(q *gorm.DB, run *Run) *gorm.DB {
 	sched := int64(-1)
 	if run.ScheduleID != nil {
 		sched = *run.ScheduleID
 	}
+	return q.Where(`(collection_id IS NULL AND schedule_id IS NULL) OR schedule_id = ?
+		OR collection_id IN (SELECT collection_id FROM run_collections WHERE run_id = ? AND collection_id IS NOT NULL)`, sched, run.ID)
+}
+
+// KPIsForRun lists the KPIs that apply to a run: those for every run, for
+// one of its collections, or for its schedule.
+func (s *Store) KPIsForRun(ctx context.Context, run *Run) ([]KPI, error) {
 	var out []KPI
-	err := s.conn(ctx).Where(`(collection_id IS NULL AND schedule_id IS NULL) OR schedule_id = ?
-		OR collection_id IN (SELECT collection_id FROM run_collections WHERE run_id = ? AND collection_id IS NOT NULL)`, sched, run.ID).
-		Order("id").Find(&out).Error
+	err := appliesToRun(s.conn(ctx), run).Order("id").Find(&out).Error
 	if err != nil {
 		return nil, fmt.Errorf("store: kpis for run: %w", err)
 	}

@@ -285,19 +285,6 @@ func (s *Store) DueSchedules(ctx context.Context, now time.Time, limit int) ([]S
 	return out, nil
 }
 
-// NextScheduleAt returns the earliest next_run_at of the enabled schedules, or nil.
-func (s *Store) NextScheduleAt(ctx context.Context) (*time.Time, error) {
-	var out []Schedule
-	if err := s.conn(ctx).Select("id", "next_run_at").Where("enabled AND next_run_at IS NOT NULL").
-		Order("next_run_at").Limit(1).Find(&out).Error; err != nil {
-		return nil, fmt.Errorf("store: next schedule: %w", err)
-	}
-	if len(out) == 0 {
-		return nil, nil
-	}
-	return out[0].NextRunAt, nil
-}
-
 // OccurrenceClaim asks to fire one occurrence of a schedule.
 type OccurrenceClaim struct {
 	ScheduleID int64

@@ -5,7 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"sort"
+	"maps"
+	"slices"
 	"strings"
 	"time"
 
@@ -180,31 +181,49 @@ func metricRows(rm *store.RunMetrics, targets []store.RunTarget) []store.RunMetr
 		names[t.Label()] = t.Model
 	}
 	var out []store.RunMetric
-	for _, m := range sortedNames(rm.Overall) {
+	for _, m := range slices.Sorted(maps.Keys(rm.Overall)) {
 		out = append(out, store.RunMetric{Metric: m, Value: rm.Overall[m]})
 	}
-	for _, label := range sortedNames(rm.PerModel) {
+	for _, label := range slices.Sorted(maps.Keys(rm.PerModel)) {
 		vals := rm.PerModel[label]
-		for _, m := range sortedNames(vals) {
+		for _, m := range slices.Sorted(maps.Keys(vals)) {
 			out = append(out, store.RunMetric{Model: label, ModelName: names[label], Metric: m, Value: vals[m]})
 		}
 	}
 	return out
 }
 
-func sortedNames[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
-}
-
 // ComputeKPIValues evaluates each KPI on a run's metric rows, for the whole
 // run and each model. A value that cannot be computed (a metric the run
 // lacks, a division by zero) is stored as nil with the reason.
 func ComputeKPIValues(kpis []store.KPI, metrics []store.RunMetric) []store.KPIValue {
+	return compileKPIs(kpis).values(metrics)
+}
+
+// compiledKPIs are KPIs with their formulas compiled once, to evaluate on many runs.
+type compiledKPIs []compiledKPI
+
+type compiledKPI struct {
+	kpi     *store.KPI
+	formula *kpi.Formula
+	err     string // why the formula does not compile
+}
+
+func compileKPIs(kpis []store.KPI) compiledKPIs {
+	out := make(compiledKPIs, len(kpis))
+	for i := range kpis {
+		out[i].kpi = &kpis[i]
+		f, errs := kpi.Compile(kpis[i].Formula, nil)
+		if errs != nil {
+			out[i].err = "formula: " + errs[0].Error()
+		}
+		out[i].formula = f
+	}
+	return out
+}
+
+// values evaluates the KPIs on one run's metric rows.
+func (cs compiledKPIs) values(metrics []store.RunMetric) []store.KPIValue {
 	type group struct {
 		name string
 		vals map[string]float64
@@ -221,14 +240,13 @@ func ComputeKPIValues(kpis []store.KPI, metrics []store.RunMetric) []store.KPIVa
 		g.vals[m.Metric] = m.Value
 	}
 	var out []store.KPIValue
-	for _, k := range kpis {
-		f, errs := kpi.Compile(k.Formula, nil)
+	for _, c := range cs {
 		for _, model := range order {
 			g := groups[model]
-			v := store.KPIValue{KPIID: k.ID, Model: model, ModelName: g.name, KPIRevision: k.Revision}
-			if errs != nil {
-				v.Error = "formula: " + errs[0].Error()
-			} else if x, err := f.Eval(g.vals); err != nil {
+			v := store.KPIValue{KPIID: c.kpi.ID, Model: model, ModelName: g.name, KPIRevision: c.kpi.Revision}
+			if c.err != "" {
+				v.Error = c.err
+			} else if x, err := c.formula.Eval(g.vals); err != nil {
 				v.Error = err.Error()
 			} else {
 				v.Value = &x
@@ -246,6 +264,7 @@ func BackfillKPI(ctx context.Context, st *store.Store, k *store.KPI) (int, error
 	if err != nil {
 		return 0, err
 	}
+	compiled := compileKPIs([]store.KPI{*k})
 	for start := 0; start < len(ids); start += 200 {
 		chunk := ids[start:min(start+200, len(ids))]
 		metrics, err := st.RunMetricsOf(ctx, chunk)
@@ -254,7 +273,7 @@ func BackfillKPI(ctx context.Context, st *store.Store, k *store.KPI) (int, error
 		}
 		var values []store.KPIValue
 		for _, id := range chunk {
-			vs := ComputeKPIValues([]store.KPI{*k}, metrics[id])
+			vs := compiled.values(metrics[id])
 			for i := range vs {
 				vs[i].RunID = id
 			}
@@ -318,14 +337,12 @@ func subjects(a *store.Alert, metrics []store.RunMetric, values []store.KPIValue
 // value that meets its condition.
 func (e *Evaluator) checkAlert(ctx context.Context, a *store.Alert, run *store.Run, metrics []store.RunMetric,
 	values []store.KPIValue, kpiNames map[int64]string, now time.Time) error {
+	name, what := a.Metric, "metric "+a.Metric
 	if a.KPIID != nil {
-		if _, ok := kpiNames[*a.KPIID]; !ok {
+		var ok bool
+		if name, ok = kpiNames[*a.KPIID]; !ok {
 			return nil // the KPI does not apply to this run
 		}
-	}
-	name := a.Subject(kpiNames[ptrOr(a.KPIID)])
-	what := "metric " + name
-	if a.KPIID != nil {
 		what = "KPI " + name
 	}
 	for _, sub := range subjects(a, metrics, values) {
@@ -365,11 +382,4 @@ func (e *Evaluator) checkAlert(ctx context.Context, a *store.Alert, run *store.R
 			"notification_id", n.ID)
 	}
 	return nil
-}
-
-func ptrOr(p *int64) int64 {
-	if p == nil {
-		return 0
-	}
-	return *p
 }

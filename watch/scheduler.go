@@ -102,6 +102,8 @@ func (s *Scheduler) fire(ctx context.Context, sc *store.Schedule, now time.Time)
 		s.log.ErrorContext(ctx, "disabling schedule", "schedule_id", sc.ID, "reason", reason)
 		return false, s.st.DisableSchedule(ctx, sc.ID, reason, now)
 	}
+	// when formats an occurrence in the schedule's time zone.
+	when := func(t time.Time) string { return formatWhen(t, spec.Location()) }
 	from := *sc.NextRunAt
 	waiting := sc.WaitingSince
 	if waiting != nil {
@@ -129,7 +131,7 @@ func (s *Scheduler) fire(ctx context.Context, sc *store.Schedule, now time.Time)
 			count = "more than " + count
 		}
 		msg = fmt.Sprintf("%s occurrence(s) from %s to %s fell due while no scheduler was running; fired once now, %s late",
-			count, s.when(sc, occs[0]), s.when(sc, occ), now.Sub(occ).Round(time.Second))
+			count, when(occs[0]), when(occ), now.Sub(occ).Round(time.Second))
 	}
 	f, err := s.st.ClaimOccurrence(ctx, store.OccurrenceClaim{ScheduleID: sc.ID, Revision: sc.Revision, Occurrence: occ,
 		Next: next, Missed: missed, Message: msg, WorkerID: s.cfg.WorkerID}, now)
@@ -138,12 +140,12 @@ func (s *Scheduler) fire(ctx context.Context, sc *store.Schedule, now time.Time)
 	}
 	claimed := sc.Revision + 1
 	if waiting != nil && occ.After(*waiting) {
-		skip := fmt.Sprintf("still waiting for a free run slot when the next occurrence (%s) came", s.when(sc, occ))
+		skip := fmt.Sprintf("still waiting for a free run slot when the next occurrence (%s) came", when(occ))
 		if ok, err := s.st.SkipWaitingFiring(ctx, sc.ID, *waiting, skip, now); err != nil {
 			return true, err
 		} else if ok {
 			s.notify(ctx, sc.ID, nil, "WARNING", fmt.Sprintf("Schedule %q skipped an occurrence", sc.Name),
-				fmt.Sprintf("The occurrence of %s was %s.", s.when(sc, *waiting), skip), now)
+				fmt.Sprintf("The occurrence of %s was %s.", when(*waiting), skip), now)
 		}
 	}
 	if missed > 0 {
@@ -173,7 +175,7 @@ func (s *Scheduler) fire(ctx context.Context, sc *store.Schedule, now time.Time)
 		reason := "skipped: no free run slot before the next occurrence: " + err.Error()
 		s.log.WarnContext(ctx, "schedule occurrence skipped", "schedule_id", sc.ID, "occurrence", occ, "reason", err)
 		s.notify(ctx, sc.ID, nil, "WARNING", fmt.Sprintf("Schedule %q skipped an occurrence", sc.Name),
-			fmt.Sprintf("The occurrence of %s was %s.", s.when(sc, occ), reason), now)
+			fmt.Sprintf("The occurrence of %s was %s.", when(occ), reason), now)
 		return true, s.st.EndFiring(ctx, f.ID, store.FiringSkipped, reason, now)
 	default:
 		reason := "the run could not be created: " + err.Error()
@@ -207,15 +209,6 @@ func (s *Scheduler) notify(ctx context.Context, scheduleID int64, runID *int64, 
 	if err := s.st.CreateNotification(ctx, n, []store.Channel{{Type: "in_app"}}, now); err != nil {
 		s.log.ErrorContext(ctx, "record schedule notification", "schedule_id", scheduleID, "err", err)
 	}
-}
-
-// when formats an occurrence in the schedule's time zone.
-func (s *Scheduler) when(sc *store.Schedule, t time.Time) string {
-	loc, err := time.LoadLocation(sc.Timezone)
-	if err != nil {
-		loc = time.UTC
-	}
-	return formatWhen(t, loc)
 }
 
 func formatWhen(t time.Time, loc *time.Location) string {
