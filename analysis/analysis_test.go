@@ -171,7 +171,7 @@ func TestLargeSampleInterval(t *testing.T) {
 	for i := range xs {
 		xs[i] = float64((i * 7919) % 10)
 	}
-	normal := meanCI(xs)
+	normal := MeanCI(xs)
 	boot := stats.MeanCI(xs, 1)
 	width := boot.Hi - boot.Lo
 	if normal.N != 5000 || math.Abs(normal.Mean-boot.Mean) > 1e-12 || math.Abs(normal.Lo-boot.Lo) > 0.1*width || math.Abs(normal.Hi-boot.Hi) > 0.1*width {

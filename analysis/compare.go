@@ -65,8 +65,8 @@ const seed = 20261126
 // would dominate the page; larger samples get the normal interval.
 const bootstrapMax = 2000
 
-// meanCI is the mean with its 95 % interval: bootstrap over tasks, or normal for large n.
-func meanCI(xs []float64) stats.Estimate {
+// MeanCI is the mean with its 95 % interval: bootstrap over tasks, or normal for large n.
+func MeanCI(xs []float64) stats.Estimate {
 	if len(xs) <= bootstrapMax {
 		return stats.MeanCI(xs, seed)
 	}
@@ -89,7 +89,7 @@ func pairedCI(a, b []float64) stats.Estimate {
 	for i := range a {
 		d[i] = a[i] - b[i]
 	}
-	return meanCI(d)
+	return MeanCI(d)
 }
 
 func taskScore(r store.TaskResult) (float64, bool) {
@@ -149,7 +149,7 @@ func Baselines(entries []Entry, baselineRun int64) []int {
 func Summarise(entries []Entry, baselines []int) []EntryStats {
 	out := make([]EntryStats, len(entries))
 	for i, e := range entries {
-		es := EntryStats{Entry: e, Score: meanCI(values(e, taskScore)), PassRate: meanCI(values(e, taskPass))}
+		es := EntryStats{Entry: e, Score: MeanCI(values(e, taskScore)), PassRate: MeanCI(values(e, taskPass))}
 		var t, tps, cost, nt, ntps float64
 		var hasCost bool
 		for _, r := range e.Tasks {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"tribunal/runs"
 	"tribunal/store"
 )
 
@@ -18,37 +19,11 @@ import (
 type RunJSON struct {
 	*store.Run
 	Judge    *store.RunJudge    `json:"judge"`
-	Progress ProgressJSON       `json:"progress"`
+	Progress runs.Progress      `json:"progress"`
 	Current  *store.CurrentWork `json:"current,omitempty"`
-	Summary  *RunSummaryJSON    `json:"summary,omitempty"`
+	Summary  *runs.Summary      `json:"summary,omitempty"`
 	// KPIValues are the run's KPI values once it has finished (GET /api/runs/{id}).
 	KPIValues []store.RunKPI `json:"kpi_values,omitzero"`
-}
-
-// ProgressJSON counts a run's items.
-type ProgressJSON struct {
-	Total     int64                      `json:"total"`
-	Done      int64                      `json:"done"`
-	Completed int64                      `json:"completed"`
-	Failed    int64                      `json:"failed"`
-	Percent   int                        `json:"percent"`
-	ByStatus  map[store.ItemStatus]int64 `json:"by_status"`
-}
-
-// RunSummaryJSON holds a run's aggregates.
-type RunSummaryJSON struct {
-	Overall       store.Stats        `json:"overall"`
-	PerModel      []store.ModelStats `json:"per_model"`
-	PassThreshold float64            `json:"pass_threshold"`
-	Breakdown     *store.Breakdown   `json:"breakdown"`
-	Models        []store.ModelScore `json:"models"`
-	BestOverall   int64              `json:"best_overall_target_id,omitempty"`
-	BestValue     int64              `json:"best_value_target_id,omitempty"`
-}
-
-func progressJSON(p store.Progress) ProgressJSON {
-	return ProgressJSON{Total: p.Total, Done: p.Done(), Completed: p.Count(store.ItemCompleted),
-		Failed: p.Count(store.ItemFailed), Percent: p.Percent(), ByStatus: p.ByStatus}
 }
 
 func (h *Handler) runJSON(ctx context.Context, run *store.Run, detail bool) (*RunJSON, error) {
@@ -56,23 +31,20 @@ func (h *Handler) runJSON(ctx context.Context, run *store.Run, detail bool) (*Ru
 	if len(run.Judges) > 0 {
 		out.Judge = &run.Judges[0]
 	}
-	prog, err := h.store.RunProgress(ctx, run.ID)
+	prog, err := h.runs.Progress(ctx, run)
 	if err != nil {
 		return nil, err
 	}
-	out.Progress = progressJSON(prog)
+	out.Progress = prog
 	if !detail {
 		return out, nil
 	}
 	if out.Current, err = h.store.RunCurrent(ctx, run.ID); err != nil {
 		return nil, err
 	}
-	sum, err := h.runSummary(ctx, run, prog)
-	if err != nil {
+	if out.Summary, err = h.runs.Summary(ctx, run, prog); err != nil {
 		return nil, err
 	}
-	out.Summary = &RunSummaryJSON{Overall: sum.Overall, PerModel: sum.PerModel, PassThreshold: sum.PassThreshold,
-		Breakdown: sum.Breakdown, Models: sum.Models, BestOverall: sum.BestOverall, BestValue: sum.BestValue}
 	if out.KPIValues, err = h.runKPIValues(ctx, run.ID); err != nil {
 		return nil, err
 	}
@@ -85,7 +57,7 @@ func (h *Handler) apiCreateRun(c echo.Context) error {
 		return err
 	}
 	in.TriggeredBy = "API"
-	run, err := h.engine.StartRun(withoutCancel(c), in)
+	run, err := h.runs.Start(withoutCancel(c), in)
 	if err != nil {
 		return err
 	}
@@ -195,10 +167,9 @@ func (h *Handler) apiDeleteRun(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	if err := h.store.DeleteRun(withoutCancel(c), id); err != nil {
+	if err := h.runs.Delete(withoutCancel(c), id); err != nil {
 		return err
 	}
-	h.engine.Broker().Publish(id)
 	return c.NoContent(http.StatusNoContent)
 }
 
@@ -223,7 +194,7 @@ func (h *Handler) apiRetryJudging(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	n, err := h.engine.RetryJudging(withoutCancel(c), id)
+	n, err := h.runs.RetryJudging(withoutCancel(c), id)
 	if err != nil {
 		return err
 	}
@@ -245,11 +216,11 @@ func (h *Handler) runAction(c echo.Context, id int64, action string) (*store.Run
 	ctx := withoutCancel(c)
 	switch action {
 	case "pause":
-		return h.engine.Pause(ctx, id)
+		return h.runs.Pause(ctx, id)
 	case "resume":
-		return h.engine.Resume(ctx, id)
+		return h.runs.Resume(ctx, id)
 	case "cancel":
-		return h.engine.Cancel(ctx, id)
+		return h.runs.Cancel(ctx, id)
 	}
 	return nil, echo.NewHTTPError(http.StatusNotFound, "unknown run action "+strconv.Quote(action))
 }
@@ -276,11 +247,11 @@ func (h *Handler) apiExportRun(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	prog, err := h.store.RunProgress(c.Request().Context(), id)
+	prog, err := h.runs.Progress(c.Request().Context(), run)
 	if err != nil {
 		return err
 	}
-	sum, err := h.runSummary(c.Request().Context(), run, prog)
+	sum, err := h.runs.Summary(c.Request().Context(), run, prog)
 	if err != nil {
 		return err
 	}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"tribunal/runs"
 	"tribunal/store"
 	"tribunal/views"
 )
@@ -32,7 +33,7 @@ const (
 // runFrame is one coalesced update: new log entries and the run's state.
 type runFrame struct {
 	run      *store.Run
-	progress store.Progress
+	progress runs.Progress
 	current  *store.CurrentWork
 	logs     []store.RunLog
 }
@@ -157,7 +158,7 @@ func (h *Handler) readFrame(ctx context.Context, runID int64, cursor *logCursor)
 	if f.logs, more, err = cursor.next(ctx, runID); err != nil {
 		return nil, false, err
 	}
-	if f.progress, err = h.store.RunProgress(ctx, runID); err != nil {
+	if f.progress, err = h.runs.Progress(ctx, run); err != nil {
 		return nil, false, err
 	}
 	if f.current, err = h.store.RunCurrent(ctx, runID); err != nil {
@@ -188,7 +189,7 @@ func (h *Handler) apiRunEvents(c echo.Context) error {
 			return nil
 		}
 		b, _ := json.Marshal(map[string]any{"status": f.run.Status, "phase": f.run.Phase,
-			"progress": progressJSON(f.progress), "current": f.current})
+			"progress": f.progress, "current": f.current})
 		return w.event("", "progress", string(b))
 	})
 }

@@ -20,6 +20,7 @@ import (
 
 	"tribunal/engine"
 	"tribunal/llm"
+	"tribunal/runs"
 	"tribunal/store"
 	"tribunal/views"
 )
@@ -29,7 +30,7 @@ type Handler struct {
 	store       *store.Store
 	engine      *engine.Engine
 	log         *slog.Logger
-	summaries   stampCache[int64, *store.RunSummary]
+	runs        *runs.Service
 	analyses    stampCache[int64, cachedAnalysis]
 	comparisons stampCache[string, cachedComparison]
 	// leaderboards keeps pairwise fits by the number of comparisons done (done ones never change).
@@ -38,7 +39,7 @@ type Handler struct {
 
 // New wires the handlers and registers their routes on a new Echo.
 func New(st *store.Store, eng *engine.Engine, logger *slog.Logger) *echo.Echo {
-	h := &Handler{store: st, engine: eng, log: logger}
+	h := &Handler{store: st, engine: eng, log: logger, runs: runs.New(st, eng)}
 	e := echo.New()
 	e.HideBanner, e.HidePort = true, true
 	e.HTTPErrorHandler = h.handleError

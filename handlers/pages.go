@@ -10,6 +10,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"tribunal/runs"
 	"tribunal/store"
 	"tribunal/views"
 )
@@ -542,7 +543,7 @@ func (h *Handler) showRuns(c echo.Context) error {
 		return err
 	}
 	for _, r := range page.Items {
-		prog, err := h.store.RunProgress(c.Request().Context(), r.ID)
+		prog, err := h.runs.Progress(c.Request().Context(), &r)
 		if err != nil {
 			return err
 		}
@@ -749,14 +750,13 @@ func (h *Handler) createRunForm(c echo.Context) error {
 	return redirect(c, fmt.Sprintf("/runs/%d", run.ID))
 }
 
-func progressView(run *store.Run, p store.Progress, cur *store.CurrentWork) views.ProgressView {
-	return views.ProgressView{RunID: run.ID, Status: string(run.Status), Phase: string(run.Phase), Total: p.Total,
-		Done: p.Done(), Benchmarked: p.Benchmarked(), Completed: p.Count(store.ItemCompleted),
-		Failed: p.Count(store.ItemFailed), Percent: p.Percent(), Current: cur, Elapsed: elapsed(run).String(), Error: run.Error}
+func progressView(run *store.Run, p runs.Progress, cur *store.CurrentWork) views.ProgressView {
+	return views.ProgressView{RunID: run.ID, Status: string(run.Status), Phase: string(run.Phase), Progress: p,
+		Current: cur, Elapsed: elapsed(run).String(), Error: run.Error}
 }
 
-func (h *Handler) progressOf(c echo.Context, run *store.Run) (views.ProgressView, store.Progress, error) {
-	prog, err := h.store.RunProgress(c.Request().Context(), run.ID)
+func (h *Handler) progressOf(c echo.Context, run *store.Run) (views.ProgressView, runs.Progress, error) {
+	prog, err := h.runs.Progress(c.Request().Context(), run)
 	if err != nil {
 		return views.ProgressView{}, prog, err
 	}
@@ -780,14 +780,14 @@ func (h *Handler) showRun(c echo.Context) error {
 		return err
 	}
 	d := views.RunPageData{Run: run}
-	var prog store.Progress
+	var prog runs.Progress
 	if d.Progress, prog, err = h.progressOf(c, run); err != nil {
 		return err
 	}
 	if d.Logs, err = h.store.LastRunLogs(ctx, id, 200); err != nil {
 		return err
 	}
-	sum, err := h.runSummary(ctx, run, prog)
+	sum, err := h.runs.Summary(ctx, run, prog)
 	if err != nil {
 		return err
 	}
@@ -845,11 +845,11 @@ func (h *Handler) runResultsPartial(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	prog, err := h.store.RunProgress(c.Request().Context(), id)
+	prog, err := h.runs.Progress(c.Request().Context(), run)
 	if err != nil {
 		return err
 	}
-	sum, err := h.runSummary(c.Request().Context(), run, prog)
+	sum, err := h.runs.Summary(c.Request().Context(), run, prog)
 	if err != nil {
 		return err
 	}
@@ -889,7 +889,7 @@ func (h *Handler) retryJudgingPage(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	n, err := h.engine.RetryJudging(withoutCancel(c), id)
+	n, err := h.runs.RetryJudging(withoutCancel(c), id)
 	if err != nil {
 		return err
 	}
@@ -904,7 +904,7 @@ func (h *Handler) retryJudgingPage(c echo.Context) error {
 // The statistics cost a pass over every item, so a page never waits for
 // them: it shows the cached ones (a live run's may lag a few items behind)
 // or, with none cached, loads them in a second request (compute = true).
-func (h *Handler) resultsView(ctx context.Context, run *store.Run, prog store.Progress, sum *store.RunSummary, compute bool) (views.RunResultsView, error) {
+func (h *Handler) resultsView(ctx context.Context, run *store.Run, prog runs.Progress, sum *runs.Summary, compute bool) (views.RunResultsView, error) {
 	v := views.RunResultsView{Run: run, Summary: sum}
 	a, fresh, ok, err := h.loadAnalysis(ctx, run, prog, compute)
 	if err != nil {
@@ -930,7 +930,7 @@ func (h *Handler) rerunPage(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	run, err := h.engine.Rerun(withoutCancel(c), id, "MANUAL")
+	run, err := h.runs.Rerun(withoutCancel(c), id, "MANUAL")
 	if err != nil {
 		return err
 	}
@@ -942,10 +942,9 @@ func (h *Handler) deleteRunPage(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	if err := h.store.DeleteRun(withoutCancel(c), id); err != nil {
+	if err := h.runs.Delete(withoutCancel(c), id); err != nil {
 		return err
 	}
-	h.engine.Broker().Publish(id)
 	return redirect(c, "/runs")
 }
 

@@ -9,6 +9,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"tribunal/analysis"
+	"tribunal/runs"
 	"tribunal/store"
 )
 
@@ -50,7 +51,7 @@ type cachedAnalysis struct {
 	report    *analysis.RunReport
 }
 
-func (h *Handler) analysisStamp(ctx context.Context, runID int64, prog store.Progress) (string, error) {
+func (h *Handler) analysisStamp(ctx context.Context, runID int64, prog runs.Progress) (string, error) {
 	grades, err := h.store.GradeStamp(ctx, runID)
 	if err != nil {
 		return "", err
@@ -61,7 +62,7 @@ func (h *Handler) analysisStamp(ctx context.Context, runID int64, prog store.Pro
 // loadAnalysis returns the run's statistics: the cached ones, fresh when
 // they match the run's current items and grades; stale or missing ones are
 // computed again only when compute is set.
-func (h *Handler) loadAnalysis(ctx context.Context, run *store.Run, prog store.Progress, compute bool) (a cachedAnalysis, fresh, ok bool, err error) {
+func (h *Handler) loadAnalysis(ctx context.Context, run *store.Run, prog runs.Progress, compute bool) (a cachedAnalysis, fresh, ok bool, err error) {
 	stamp, err := h.analysisStamp(ctx, run.ID, prog)
 	if err != nil {
 		return a, false, false, err
@@ -91,7 +92,7 @@ func (h *Handler) apiRunAnalysis(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	prog, err := h.store.RunProgress(ctx, id)
+	prog, err := h.runs.Progress(ctx, run)
 	if err != nil {
 		return err
 	}
@@ -120,7 +121,7 @@ func (h *Handler) judgeFlips(ctx context.Context, runID int64) (map[int64]analys
 // even a few grades or items behind: every grade moves the stamp, and the
 // grading page must not redo the whole analysis per keystroke.
 func (h *Handler) untrustedJudges(ctx context.Context, run *store.Run) (map[int64]string, error) {
-	prog, err := h.store.RunProgress(ctx, run.ID)
+	prog, err := h.runs.Progress(ctx, run)
 	if err != nil {
 		return nil, err
 	}

@@ -1,12 +1,6 @@
 package handlers
 
-import (
-	"context"
-	"fmt"
-	"sync"
-
-	"tribunal/store"
-)
+import "sync"
 
 // stampCache keeps one value per key with the stamp it was computed for
 // (say, a run's item counts): while the stamp stands still the value does
@@ -39,26 +33,4 @@ func (c *stampCache[K, V]) put(k K, stamp string, v V) {
 		c.m = map[K]stamped[V]{}
 	}
 	c.m[k] = stamped[V]{stamp: stamp, v: v}
-}
-
-// runSummary returns the run's aggregates (per task up to perTaskLimit).
-func (h *Handler) runSummary(ctx context.Context, run *store.Run, prog store.Progress) (*store.RunSummary, error) {
-	runID := run.ID
-	key := fmt.Sprint(prog.ByStatus)
-	if sum, fresh, _ := h.summaries.get(runID, key); fresh {
-		return sum, nil
-	}
-	sum, err := h.store.RunSummary(ctx, runID, perTaskLimit)
-	if err != nil {
-		return nil, err
-	}
-	b, err := h.store.RunBreakdown(ctx, runID)
-	if err != nil {
-		return nil, err
-	}
-	sum.Breakdown = b
-	sum.Models = store.OverallScores(b, run.Judges, run.Options.Weights, sum.PerModel)
-	sum.BestOverall, sum.BestValue = store.Best(sum.Models)
-	h.summaries.put(runID, key, sum)
-	return sum, nil
 }

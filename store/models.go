@@ -2,6 +2,7 @@ package store
 
 import (
 	"fmt"
+	"slices"
 	"time"
 
 	"tribunal/rubric"
@@ -120,6 +121,9 @@ const (
 
 // ActiveRunStatuses are the statuses that count against the active-run limit.
 var ActiveRunStatuses = []RunStatus{RunPending, RunRunning, RunPaused}
+
+// Active reports whether a run in this status is still to finish.
+func (s RunStatus) Active() bool { return slices.Contains(ActiveRunStatuses, s) }
 
 // Phase is the engine phase of a run.
 type Phase string
@@ -392,6 +396,8 @@ type RunOptions struct {
 	Metrics []string `json:"metrics,omitempty"`
 	// Weights of the overall score per metric name; missing = 1.
 	Weights map[string]float64 `json:"weights,omitempty"`
+	// SourceWeights weigh whole sources in an item's overall: "judge" and "check:<type>"; missing = 1.
+	SourceWeights map[string]float64 `json:"source_weights,omitempty"`
 	// SystemPrompt applies to every task that has none of its own.
 	SystemPrompt string `json:"system_prompt,omitempty"`
 	// Pairwise judges answers in pairs (engine/pairwise.go) instead of one by one.

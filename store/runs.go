@@ -29,12 +29,15 @@ type RunInput struct {
 	Targets       []ModelRef `json:"targets"`
 	CollectionIDs []int64    `json:"collection_ids"`
 	// Metrics lists the judge metrics and checks ("check_<type>") that are on; empty = all.
-	Metrics      []string           `json:"metrics"`
-	Repeats      int                `json:"repeats"`
-	Weights      map[string]float64 `json:"weights"`
-	SystemPrompt string             `json:"system_prompt"`
-	TriggeredBy  string             `json:"-"`
-	ScheduleID   *int64             `json:"-"`
+	Metrics []string           `json:"metrics"`
+	Repeats int                `json:"repeats"`
+	Weights map[string]float64 `json:"weights"`
+	// SourceWeights weigh whole sources in an item's overall: "judge" (the
+	// panel) and "check:<type>"; missing = 1.
+	SourceWeights map[string]float64 `json:"source_weights,omitempty"`
+	SystemPrompt  string             `json:"system_prompt"`
+	TriggeredBy   string             `json:"-"`
+	ScheduleID    *int64             `json:"-"`
 	// Snapshot is filled by the engine: what decides the run's scores, as JSON.
 	Snapshot string `json:"-"`
 	// Pairwise asks the judges to compare the targets' answers in pairs
@@ -107,6 +110,14 @@ func (in *RunInput) normalize() error {
 	for name, w := range in.Weights {
 		if w < 0 || w > 1000 || w != w {
 			return invalid("weights", "the weight of %q must be within 0…1000", name)
+		}
+	}
+	for name, w := range in.SourceWeights {
+		if name != "judge" && !strings.HasPrefix(name, "check:") {
+			return invalid("source_weights", "%q is not a source; use \"judge\" or \"check:<type>\"", name)
+		}
+		if w < 0 || w > 1000 || w != w {
+			return invalid("source_weights", "the weight of %q must be within 0…1000", name)
 		}
 	}
 	if len(in.Targets) == 0 {
@@ -245,7 +256,7 @@ func (s *Store) CreateRun(ctx context.Context, in RunInput) (*Run, error) {
 		now := s.now()
 		run := Run{Name: in.Name, Status: RunPending, Phase: PhaseBenchmarking, TriggeredBy: in.TriggeredBy,
 			Snapshot: in.Snapshot, Repeats: in.Repeats, ScheduleID: in.ScheduleID, CreatedAt: now, UpdatedAt: now,
-			Options: RunOptions{Metrics: in.Metrics, Weights: in.Weights, SystemPrompt: in.SystemPrompt, Pairwise: in.Pairwise}, Tags: in.Tags}
+			Options: RunOptions{Metrics: in.Metrics, Weights: in.Weights, SourceWeights: in.SourceWeights, SystemPrompt: in.SystemPrompt, Pairwise: in.Pairwise}, Tags: in.Tags}
 		if err := tx.conn(ctx).Omit("Targets", "Judges", "Collections").Create(&run).Error; err != nil {
 			return fmt.Errorf("store: create run: %w", err)
 		}

@@ -1,0 +1,58 @@
+package runs
+
+import (
+	"context"
+	"time"
+
+	"tribunal/engine"
+	"tribunal/store"
+)
+
+// Service is the use cases of runs. It is safe for concurrent use; its
+// caches live as long as it does.
+type Service struct {
+	store  *store.Store
+	engine *engine.Engine
+	now    func() time.Time
+
+	summaries stampCache[int64, *Summary]
+	rates     rateBook
+}
+
+// New returns the use cases over a store and the engine that runs the work.
+func New(st *store.Store, eng *engine.Engine) *Service {
+	return &Service{store: st, engine: eng, now: time.Now}
+}
+
+// Start creates a run and sets the engine on it.
+func (s *Service) Start(ctx context.Context, in store.RunInput) (*store.Run, error) {
+	return s.engine.StartRun(ctx, in)
+}
+
+// Rerun starts a new run from a run's frozen settings.
+func (s *Service) Rerun(ctx context.Context, id int64, triggeredBy string) (*store.Run, error) {
+	return s.engine.Rerun(ctx, id, triggeredBy)
+}
+
+// Pause stops claiming a run's items; the calls in flight finish.
+func (s *Service) Pause(ctx context.Context, id int64) (*store.Run, error) { return s.engine.Pause(ctx, id) }
+
+// Resume lets a paused run go on.
+func (s *Service) Resume(ctx context.Context, id int64) (*store.Run, error) { return s.engine.Resume(ctx, id) }
+
+// Cancel ends a run for good.
+func (s *Service) Cancel(ctx context.Context, id int64) (*store.Run, error) { return s.engine.Cancel(ctx, id) }
+
+// RetryJudging sends a finished run's items whose judging failed back to the judges.
+func (s *Service) RetryJudging(ctx context.Context, id int64) (int64, error) {
+	return s.engine.RetryJudging(ctx, id)
+}
+
+// Delete removes a run and everything it holds.
+func (s *Service) Delete(ctx context.Context, id int64) error {
+	if err := s.store.DeleteRun(ctx, id); err != nil {
+		return err
+	}
+	s.engine.Broker().Publish(id)
+	return nil
+}

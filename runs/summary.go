@@ -1,0 +1,324 @@
+package runs
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+
+	"tribunal/analysis"
+	"tribunal/stats"
+	"tribunal/store"
+)
+
+// MinScored is how many scored items every compared model needs before
+// Tribunal names a best model or a winner between two: with fewer, a pick
+// is noise dressed as a result.
+const MinScored = 5
+
+// perTaskLimit bounds the per-task aggregates a summary carries.
+const perTaskLimit = 200
+
+// Summary is a run's results so far: what the run page, the API, the CLI
+// and the report show. Every figure in it is computed here.
+type Summary struct {
+	Overall  store.Stats        `json:"overall"`
+	PerModel []store.ModelStats `json:"per_model"`
+	// PerTask covers the run's first tasks (by task_id).
+	PerTask []store.TaskStats `json:"-"`
+	// Tasks is how many tasks the run has in all.
+	Tasks int64 `json:"tasks"`
+	// PassThreshold is the score an item needs to pass.
+	PassThreshold float64          `json:"pass_threshold"`
+	Breakdown     *store.Breakdown `json:"breakdown"`
+	// Models holds each target's overall (0–100) with its interval.
+	Models []ModelScore `json:"models"`
+	// PerMetric lists every judge metric and check with each target's mean and n.
+	PerMetric []MetricRow `json:"per_metric"`
+	Best      Best        `json:"best"`
+	// BestOverall and BestValue repeat Best's picks (0: none).
+	BestOverall int64 `json:"best_overall_target_id,omitempty"`
+	BestValue   int64 `json:"best_value_target_id,omitempty"`
+}
+
+// ModelScore is one target's overall score and what it cost.
+type ModelScore struct {
+	TargetID int64 `json:"target_id"`
+	// Overall is the mean item overall, 0–100 (see ItemWeights); nil before any item is scored.
+	Overall *float64 `json:"overall"`
+	// OverallCI is Overall's 95 % interval over tasks (repeats averaged first).
+	OverallCI *stats.Estimate `json:"overall_ci"`
+	// Scored counts the target's items with an overall.
+	Scored int64 `json:"scored"`
+	// PerDollar is Overall per USD spent per item; nil when the price is unknown.
+	PerDollar *float64 `json:"score_per_dollar"`
+}
+
+// MetricRow is one metric of one source across the run's targets.
+type MetricRow struct {
+	// Source is "judge:<id>", "check:<type>" or "measure"; Name says it for people.
+	Source string `json:"source"`
+	Name   string `json:"source_name"`
+	Metric string `json:"metric"`
+	// Lo and Hi are the metric's scale.
+	Lo float64 `json:"scale_min"`
+	Hi float64 `json:"scale_max"`
+	// Weight is the metric's weight in an item's overall; 0 when it does not count.
+	Weight float64      `json:"weight"`
+	Cells  []MetricCell `json:"per_target"`
+}
+
+// MetricCell is one target's mean of one metric.
+type MetricCell struct {
+	TargetID int64    `json:"target_id"`
+	Mean     *float64 `json:"mean"`
+	N        int64    `json:"n"`
+}
+
+// Best names the best model overall and the best value (overall per dollar).
+type Best struct {
+	OverallTargetID int64 `json:"overall_target_id,omitempty"`
+	ValueTargetID   int64 `json:"value_target_id,omitempty"`
+	// Provisional: the run is still going, so the picks may change.
+	Provisional bool `json:"provisional"`
+	// Scored items so far, of Total.
+	Scored int64 `json:"scored"`
+	Total  int64 `json:"total"`
+	// Note says in words why nothing is picked, or that the pick is provisional.
+	Note string `json:"note,omitempty"`
+}
+
+// Summary returns the run's summary, cached while its item counts stand still.
+func (s *Service) Summary(ctx context.Context, run *store.Run, prog Progress) (*Summary, error) {
+	stamp := fmt.Sprint(run.Status, prog.ByStatus)
+	if sum, fresh, _ := s.summaries.get(run.ID, stamp); fresh {
+		return sum, nil
+	}
+	sum, err := s.summarize(ctx, run, prog)
+	if err != nil {
+		return nil, err
+	}
+	s.summaries.put(run.ID, stamp, sum)
+	return sum, nil
+}
+
+func (s *Service) summarize(ctx context.Context, run *store.Run, prog Progress) (*Summary, error) {
+	base, err := s.store.RunSummary(ctx, run.ID, perTaskLimit)
+	if err != nil {
+		return nil, err
+	}
+	b, err := s.store.RunBreakdown(ctx, run.ID)
+	if err != nil {
+		return nil, err
+	}
+	weights := ItemWeights(run, b.Metrics)
+	tasks, err := s.store.TaskOveralls(ctx, run.ID, weights)
+	if err != nil {
+		return nil, err
+	}
+	sum := &Summary{Overall: base.Overall, PerModel: base.PerModel, PerTask: base.PerTask, Tasks: base.Tasks,
+		PassThreshold: base.PassThreshold, Breakdown: b}
+	sum.Models = modelScores(base.PerModel, tasks)
+	sum.PerMetric = metricRows(run, b.Metrics, weights)
+	sum.Best = pickBest(run, sum.Models, prog)
+	sum.BestOverall, sum.BestValue = sum.Best.OverallTargetID, sum.Best.ValueTargetID
+	return sum, nil
+}
+
+// ItemWeights defines an item's overall: the weighted mean of the item's
+// normalised scores, each (s − min) / (max − min) on its own scale (checks
+// score 0–1 already). A judge metric weighs its style weight (the run's
+// `weights` override it by metric name), divided among the panel's judges
+// so the panel counts as one; a check weighs 1 (or its `weights` entry).
+// `source_weights` then scale whole sources: "judge" and "check:<type>".
+// A judge's own "score" counts only for single-metric styles, where it is
+// the metric; otherwise it is already the mean of the others. Measured
+// values (latency, cost) never count. Metrics come from the run's scores.
+func ItemWeights(run *store.Run, metrics []store.MetricMean) []store.SourceWeight {
+	judges := map[string]store.RunJudge{}
+	for _, j := range run.Judges {
+		judges[j.Source()] = j
+	}
+	seen := map[[2]string]bool{}
+	var out []store.SourceWeight
+	for _, m := range metrics {
+		k := [2]string{m.Source, m.Metric}
+		if seen[k] || !run.Options.MetricOn(m.Metric) {
+			continue
+		}
+		seen[k] = true
+		w := store.SourceWeight{Source: m.Source, Metric: m.Metric, Lo: 0, Hi: 1, Weight: 1}
+		switch j, isJudge := judges[m.Source]; {
+		case isJudge:
+			if m.Metric == "score" && len(j.Metrics) > 1 {
+				continue
+			}
+			w.Lo, w.Hi = float64(j.ScaleMin), float64(j.ScaleMax)
+			for _, sm := range j.Metrics {
+				if sm.Name == m.Metric && sm.Weight > 0 {
+					w.Weight = sm.Weight
+				}
+			}
+			if v, ok := run.Options.Weights[m.Metric]; ok {
+				w.Weight = v
+			}
+			w.Weight *= sourceWeight(run.Options, "judge") / float64(len(run.Judges))
+		case strings.HasPrefix(m.Source, "check:"):
+			if v, ok := run.Options.Weights[m.Metric]; ok {
+				w.Weight = v
+			}
+			w.Weight *= sourceWeight(run.Options, m.Source)
+		default:
+			continue
+		}
+		if w.Weight > 0 && w.Hi > w.Lo {
+			out = append(out, w)
+		}
+	}
+	return out
+}
+
+func sourceWeight(o store.RunOptions, source string) float64 {
+	if w, ok := o.SourceWeights[source]; ok {
+		return w
+	}
+	return 1
+}
+
+// modelScores averages each target's task overalls into its overall, 0–100,
+// with a 95 % interval over tasks.
+func modelScores(perModel []store.ModelStats, tasks []store.TaskOverall) []ModelScore {
+	byTarget := map[int64][]float64{}
+	scored := map[int64]int64{}
+	for _, t := range tasks {
+		byTarget[t.RunTargetID] = append(byTarget[t.RunTargetID], t.Overall*100)
+		scored[t.RunTargetID] += t.Items
+	}
+	out := make([]ModelScore, 0, len(perModel))
+	for _, pm := range perModel {
+		ms := ModelScore{TargetID: pm.TargetID, Scored: scored[pm.TargetID]}
+		if xs := byTarget[pm.TargetID]; len(xs) > 0 {
+			est := analysis.MeanCI(xs)
+			ms.Overall, ms.OverallCI = &est.Mean, &est
+			if pm.CostUSD != nil && *pm.CostUSD > 0 && pm.Items > 0 {
+				pd := est.Mean / (*pm.CostUSD / float64(pm.Items))
+				ms.PerDollar = &pd
+			}
+		}
+		out = append(out, ms)
+	}
+	return out
+}
+
+// pickBest names the best overall and best value, only once every target
+// has MinScored scored items; while the run is active the picks are
+// provisional. A tie at the top picks nobody.
+func pickBest(run *store.Run, models []ModelScore, prog Progress) Best {
+	b := Best{Total: prog.Total, Provisional: run.Status.Active()}
+	for _, m := range models {
+		b.Scored += m.Scored
+	}
+	labels := map[int64]string{}
+	for _, t := range run.Targets {
+		labels[t.ID] = t.Model
+	}
+	for _, m := range models {
+		if m.Scored < MinScored {
+			b.Note = fmt.Sprintf("not enough data yet: %s has %d scored items (at least %d needed)", labels[m.TargetID], m.Scored, MinScored)
+			return b
+		}
+	}
+	if len(models) < 2 {
+		b.Note = "one model: nothing to compare"
+		return b
+	}
+	pick := func(get func(ModelScore) *float64) int64 {
+		var best int64
+		var top float64
+		tie := false
+		for _, m := range models {
+			switch v := get(m); {
+			case v == nil:
+			case best == 0 || *v > top:
+				best, top, tie = m.TargetID, *v, false
+			case *v == top:
+				tie = true
+			}
+		}
+		if tie {
+			return 0
+		}
+		return best
+	}
+	b.OverallTargetID = pick(func(m ModelScore) *float64 { return m.Overall })
+	b.ValueTargetID = pick(func(m ModelScore) *float64 { return m.PerDollar })
+	if b.Provisional {
+		b.Note = fmt.Sprintf("provisional: %d of %d judged", b.Scored, b.Total)
+	}
+	return b
+}
+
+// metricRows lays the breakdown out as one row per (source, metric), judges
+// first in panel order, then checks, then measured values.
+func metricRows(run *store.Run, metrics []store.MetricMean, weights []store.SourceWeight) []MetricRow {
+	names := map[string]string{}
+	judgeOrder := map[string]int{}
+	scale := map[string][2]float64{}
+	multi := map[string]bool{}
+	for i, j := range run.Judges {
+		names[j.Source()] = j.Name
+		judgeOrder[j.Source()] = i
+		scale[j.Source()] = [2]float64{float64(j.ScaleMin), float64(j.ScaleMax)}
+		multi[j.Source()] = len(j.Metrics) > 1
+	}
+	weight := map[[2]string]float64{}
+	for _, w := range weights {
+		weight[[2]string{w.Source, w.Metric}] = w.Weight
+	}
+	index := map[[2]string]int{}
+	var rows []MetricRow
+	for _, m := range metrics {
+		if m.Metric == "score" && multi[m.Source] {
+			continue // the judge's weighted mean of its metrics, shown per judge
+		}
+		k := [2]string{m.Source, m.Metric}
+		i, ok := index[k]
+		if !ok {
+			r := MetricRow{Source: m.Source, Metric: m.Metric, Name: names[m.Source], Lo: 0, Hi: 1, Weight: weight[k]}
+			switch {
+			case strings.HasPrefix(m.Source, "judge:"):
+				r.Lo, r.Hi = scale[m.Source][0], scale[m.Source][1]
+			case strings.HasPrefix(m.Source, "check:"):
+				r.Name = "check"
+			default:
+				r.Name, r.Hi = "measured", 0
+			}
+			for _, t := range run.Targets {
+				r.Cells = append(r.Cells, MetricCell{TargetID: t.ID})
+			}
+			i = len(rows)
+			index[k] = i
+			rows = append(rows, r)
+		}
+		for c := range rows[i].Cells {
+			if rows[i].Cells[c].TargetID == m.RunTargetID {
+				mean := m.Mean
+				rows[i].Cells[c].Mean, rows[i].Cells[c].N = &mean, m.N
+			}
+		}
+	}
+	rank := func(r MetricRow) int {
+		switch {
+		case strings.HasPrefix(r.Source, "judge:"):
+			return judgeOrder[r.Source]
+		case strings.HasPrefix(r.Source, "check:"):
+			return 1000
+		}
+		return 2000
+	}
+	slices.SortStableFunc(rows, func(a, b MetricRow) int {
+		return cmp.Or(cmp.Compare(rank(a), rank(b)), cmp.Compare(a.Source, b.Source))
+	})
+	return rows
+}

@@ -1,0 +1,78 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"strings"
+)
+
+// SourceWeight says how one (source, metric) of a run's scores enters an
+// item's overall: normalised by (score − Lo) / (Hi − Lo), then weighed. The
+// use-case layer (package runs) decides the weights and scales; the store
+// only applies them.
+type SourceWeight struct {
+	Source string
+	Metric string
+	Lo, Hi float64
+	Weight float64
+}
+
+// TaskOverall is one target's overall on one task: the mean over the task's
+// scored items (repeats) of each item's weighted mean of normalised scores.
+type TaskOverall struct {
+	RunTargetID int64   `json:"target_id"`
+	RunTaskID   int64   `json:"run_task_id"`
+	Overall     float64 `json:"overall"`
+	Items       int64   `json:"items"`
+}
+
+// TaskOveralls computes every (target, task) overall of a run from its
+// score rows and the weights given; scores of (source, metric) pairs not in
+// weights are left out. Items without any such score have no overall.
+func (s *Store) TaskOveralls(ctx context.Context, runID int64, weights []SourceWeight) ([]TaskOverall, error) {
+	out := []TaskOverall{}
+	if len(weights) == 0 {
+		return out, nil
+	}
+	// The weights travel as a VALUES list, so one statement does the work
+	// whatever the run's metrics are.
+	var values strings.Builder
+	args := make([]any, 0, len(weights)*5+1)
+	for i, w := range weights {
+		if w.Hi <= w.Lo || w.Weight <= 0 {
+			return nil, fmt.Errorf("store: task overalls: bad weight for %s/%s", w.Source, w.Metric)
+		}
+		if i > 0 {
+			values.WriteString(", ")
+		}
+		values.WriteString("(CAST(? AS TEXT), CAST(? AS TEXT), CAST(? AS DOUBLE PRECISION), CAST(? AS DOUBLE PRECISION), CAST(? AS DOUBLE PRECISION))")
+		args = append(args, w.Source, w.Metric, w.Lo, w.Hi, w.Weight)
+	}
+	args = append(args, runID)
+	q := `WITH w (source, metric, lo, hi, weight) AS (VALUES ` + values.String() + `),
+		per_item AS (
+			SELECT sc.item_id, SUM(w.weight * (sc.score - w.lo) / (w.hi - w.lo)) / SUM(w.weight) AS overall
+			FROM scores sc JOIN w ON w.source = sc.source AND w.metric = sc.metric
+			WHERE sc.run_id = ?
+			GROUP BY sc.item_id)
+		SELECT i.run_target_id, i.run_task_id, AVG(p.overall) AS overall, COUNT(*) AS items
+		FROM per_item p JOIN items i ON i.id = p.item_id
+		GROUP BY i.run_target_id, i.run_task_id
+		ORDER BY i.run_target_id, i.run_task_id`
+	rows, err := s.conn(ctx).Raw(q, args...).Rows()
+	if err != nil {
+		return nil, fmt.Errorf("store: task overalls: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var t TaskOverall
+		if err := rows.Scan(&t.RunTargetID, &t.RunTaskID, &t.Overall, &t.Items); err != nil {
+			return nil, fmt.Errorf("store: task overalls: %w", err)
+		}
+		out = append(out, t)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("store: task overalls: %w", err)
+	}
+	return out, nil
+}
