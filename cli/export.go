@@ -5,18 +5,13 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"log/slog"
-	"net/http"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 
-	"tribunal/engine"
-	"tribunal/handlers"
 	"tribunal/report"
-	"tribunal/store"
+	"tribunal/runs"
 )
 
 const exportUsage = `Usage: tribunal export RUN_ID... [--format csv|json|html] [--out FILE]
@@ -34,13 +29,13 @@ func (e *env) export(args []string) error {
 	e.addDBFlags(fs, &db)
 	format := fs.String("format", "", "csv, json or html (default: from --out's extension, else json)")
 	out := fs.String("out", "", "file to write (default: stdout)")
-	runs := fs.String("runs", "", "comma-separated run ids (instead of, or besides, the arguments)")
+	runList := fs.String("runs", "", "comma-separated run ids (instead of, or besides, the arguments)")
 	maxItems := fs.Int("max-items", 0, "items listed per run in the HTML report (default 2000; the charts cover all)")
 	pos, err := parseFlags(fs, args)
 	if err != nil {
 		return err
 	}
-	ids, err := runIDs(append(pos, strings.FieldsFunc(*runs, func(r rune) bool { return r == ',' || r == ' ' })...))
+	ids, err := runIDs(append(pos, strings.FieldsFunc(*runList, func(r rune) bool { return r == ',' || r == ' ' })...))
 	if err != nil {
 		return err
 	}
@@ -78,14 +73,15 @@ func (e *env) export(args []string) error {
 			return storeError(err)
 		}
 	}
+	svc := runs.New(st, nil)
 	write := func(w io.Writer) error {
 		switch f {
 		case "csv":
-			return exportCSV(ctx, st, w, ids[0])
+			return exportCSV(ctx, svc, w, ids[0])
 		case "json":
-			return report.WriteJSON(ctx, w, st, ids...)
+			return report.WriteJSON(ctx, w, svc, ids...)
 		}
-		return report.WriteHTML(ctx, w, st, report.Options{MaxItems: *maxItems}, ids...)
+		return report.WriteHTML(ctx, w, svc, report.Options{MaxItems: *maxItems}, ids...)
 	}
 	if *out == "" || *out == "-" {
 		bw := bufio.NewWriter(e.stdout)
@@ -148,46 +144,12 @@ func writeAtomic(path string, fn func(io.Writer) error) error {
 	return os.Rename(tmp.Name(), path)
 }
 
-// exportCSV writes the run's CSV through the web export's own handler, so
-// the file is byte for byte what GET /api/runs/{id}/export?format=csv gives.
-func exportCSV(ctx context.Context, st *store.Store, w io.Writer, id int64) error {
-	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	h := handlers.New(st, engine.New(engine.Config{}, st, engine.NewBroker(), log), log)
-	req := httptest.NewRequestWithContext(ctx, http.MethodGet, fmt.Sprintf("/api/runs/%d/export?format=csv", id), nil)
-	rw := &streamResponse{header: http.Header{}, w: w}
-	h.ServeHTTP(rw, req)
-	if rw.status != 0 && rw.status != http.StatusOK {
-		return fmt.Errorf("CSV export answered %d", rw.status)
+// exportCSV writes a run's CSV, the same file GET /api/runs/{id}/export?format=csv gives.
+func exportCSV(ctx context.Context, svc *runs.Service, w io.Writer, id int64) error {
+	run, err := svc.Store().Run(ctx, id)
+	if err != nil {
+		return err
 	}
-	return rw.err
-}
-
-// streamResponse is an http.ResponseWriter that writes the body through.
-type streamResponse struct {
-	header http.Header
-	w      io.Writer
-	status int
-	err    error
-}
-
-func (r *streamResponse) Header() http.Header { return r.header }
-
-func (r *streamResponse) WriteHeader(status int) {
-	if r.status == 0 {
-		r.status = status
-	}
-}
-
-func (r *streamResponse) Write(b []byte) (int, error) {
-	if r.status == 0 {
-		r.status = http.StatusOK
-	}
-	if r.status != http.StatusOK {
-		return len(b), nil
-	}
-	n, err := r.w.Write(b)
-	if err != nil && r.err == nil {
-		r.err = err
-	}
-	return n, err
+	_, err = svc.WriteCSV(ctx, w, run)
+	return err
 }

@@ -24,6 +24,8 @@ import (
 	"tribunal/engine"
 	"tribunal/report"
 	"tribunal/runfile"
+	"tribunal/format"
+	"tribunal/runs"
 	"tribunal/store"
 )
 
@@ -273,17 +275,13 @@ func (e *env) finish(ctx context.Context, st *store.Store, runID int64, f *runfi
 	if err != nil {
 		return failErr("%v", err)
 	}
-	sum, err := st.RunSummary(ctx, runID, 0)
+	svc := runs.New(st, nil)
+	_, sum, err := svc.Results(ctx, run)
 	if err != nil {
 		return failErr("%v", err)
 	}
-	b, err := st.RunBreakdown(ctx, runID)
-	if err != nil {
-		return failErr("%v", err)
-	}
-	models := store.OverallScores(b, run.Judges, run.Options.Weights, sum.PerModel)
-	bestOverall, bestValue := store.Best(models)
-	metrics, err := st.RunMetricValues(ctx, runID)
+	bestOverall, bestValue := sum.Best.OverallTargetID, sum.Best.ValueTargetID
+	metrics, err := runs.Metrics(ctx, st, run)
 	if err != nil {
 		return failErr("%v", err)
 	}
@@ -293,12 +291,12 @@ func (e *env) finish(ctx context.Context, st *store.Store, runID int64, f *runfi
 	}
 	o := sum.Overall
 	fmt.Fprintf(e.stdout, "\nRun %d %q %s%s: %d items, %d completed, %d failed\n\n", run.ID, run.Name, run.Status, took, o.Items, o.Completed, o.Failed)
-	overall := map[int64]*float64{}
-	for _, m := range models {
-		overall[m.RunTargetID] = m.Overall
+	overall := map[int64]runs.ModelScore{}
+	for _, m := range sum.Models {
+		overall[m.TargetID] = m
 	}
 	tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "MODEL\tSCORE\tPASS RATE\tMEAN TIME\tTOKENS/S\tCOST\tOVERALL\tFAILED\t")
+	fmt.Fprintln(tw, "MODEL\tOVERALL [95% CI]\tSCORE\tPASS RATE\tMEAN TIME\tTOKENS/S\tCOST\tFAILED\t")
 	for _, pm := range sum.PerModel {
 		note := ""
 		if pm.TargetID == bestOverall {
@@ -308,12 +306,16 @@ func (e *env) finish(ctx context.Context, st *store.Store, runID int64, f *runfi
 			note = strings.TrimPrefix(note+", best value", ", ")
 		}
 		cost := pm.CostUSD
-		fmt.Fprintf(tw, "%s / %s\t%s\t%s\t%s\t%s\t%s\t%s\t%d\t%s\n", pm.Provider, pm.Model, num(pm.AvgScore, 2), pct(pm.PassRate),
-			ms(pm.AvgTimeMs), num(pm.AvgTPS, 1), usd(cost), num(overall[pm.TargetID], 1), pm.Failed, note)
+		fmt.Fprintf(tw, "%s / %s\t%s\t%s\t%s\t%s\t%s\t%s\t%d\t%s\n", pm.Provider, pm.Model, overallCI(overall[pm.TargetID]),
+			format.Score(pm.AvgScore), format.Pct(pm.PassRate), format.Ms(pm.AvgTimeMs), format.Num(pm.AvgTPS, 1),
+			format.USD(cost), pm.Failed, note)
 	}
 	tw.Flush()
+	if sum.Best.Note != "" {
+		fmt.Fprintln(e.stdout, sum.Best.Note)
+	}
 	if o.JudgeCostUSD != nil && *o.JudgeCostUSD > 0 {
-		fmt.Fprintf(e.stdout, "Judging cost %s\n", usd(o.JudgeCostUSD))
+		fmt.Fprintf(e.stdout, "Judging cost %s\n", format.USD(o.JudgeCostUSD))
 	}
 
 	var results []runfile.GateResult
@@ -332,7 +334,7 @@ func (e *env) finish(ctx context.Context, st *store.Store, runID int64, f *runfi
 		code = ExitGateFailed
 	}
 	if outDir != "" {
-		if err := writeResults(ctx, st, run, outDir, results, metrics, code, e.stdout); err != nil {
+		if err := writeResults(ctx, svc, run, outDir, results, metrics, code, e.stdout); err != nil {
 			return failErr("write results: %v", err)
 		}
 	}
@@ -358,38 +360,12 @@ func (e *env) finish(ctx context.Context, st *store.Store, runID int64, f *runfi
 	return nil
 }
 
-func num(p *float64, prec int) string {
-	if p == nil {
-		return "–"
+// overallCI is a model's overall with its interval, as the run page shows it.
+func overallCI(m runs.ModelScore) string {
+	if m.OverallCI == nil {
+		return format.None
 	}
-	return strconv.FormatFloat(*p, 'f', prec, 64)
-}
-
-func pct(p *float64) string {
-	if p == nil {
-		return "–"
-	}
-	return strconv.FormatFloat(*p*100, 'f', 1, 64) + "%"
-}
-
-func ms(p *float64) string {
-	if p == nil {
-		return "–"
-	}
-	if *p >= 10_000 {
-		return strconv.FormatFloat(*p/1000, 'f', 1, 64) + " s"
-	}
-	return strconv.FormatFloat(*p, 'f', 0, 64) + " ms"
-}
-
-func usd(p *float64) string {
-	if p == nil {
-		return "–"
-	}
-	if *p < 0.01 && *p > 0 {
-		return "$" + strconv.FormatFloat(*p, 'f', 5, 64)
-	}
-	return "$" + strconv.FormatFloat(*p, 'f', 2, 64)
+	return format.CI(m.OverallCI.Mean, m.OverallCI.Lo, m.OverallCI.Hi, 1)
 }
 
 // gateJSON is one gate's outcome in summary.json.
@@ -404,7 +380,7 @@ type gateJSON struct {
 	Line      int      `json:"line"`
 }
 
-func writeResults(ctx context.Context, st *store.Store, run *store.Run, dir string, gates []runfile.GateResult,
+func writeResults(ctx context.Context, svc *runs.Service, run *store.Run, dir string, gates []runfile.GateResult,
 	metrics *store.RunMetrics, code int, stdout io.Writer) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
@@ -428,10 +404,10 @@ func writeResults(ctx context.Context, st *store.Store, run *store.Run, dir stri
 		name string
 		fn   func(io.Writer) error
 	}{
-		{"results.csv", func(w io.Writer) error { return exportCSV(ctx, st, w, run.ID) }},
-		{"results.json", func(w io.Writer) error { return report.WriteJSON(ctx, w, st, run.ID) }},
+		{"results.csv", func(w io.Writer) error { return exportCSV(ctx, svc, w, run.ID) }},
+		{"results.json", func(w io.Writer) error { return report.WriteJSON(ctx, w, svc, run.ID) }},
 		{"report.html", func(w io.Writer) error {
-			return report.WriteHTML(ctx, w, st, report.Options{Gates: lines}, run.ID)
+			return report.WriteHTML(ctx, w, svc, report.Options{Gates: lines}, run.ID)
 		}},
 		{"summary.json", func(w io.Writer) error {
 			enc := json.NewEncoder(w)

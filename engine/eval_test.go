@@ -10,6 +10,7 @@ import (
 
 	"tribunal/llm/llmtest"
 	"tribunal/rubric"
+	"tribunal/runs"
 	"tribunal/store"
 	"tribunal/store/storetest"
 )
@@ -157,7 +158,7 @@ func TestPanelChecksTurnsRepeats(t *testing.T) {
 		}
 
 		// The metrics KPIs and gates read.
-		rm, err := st.RunMetricValues(ctx, run.ID)
+		rm, err := runs.Metrics(ctx, st, final)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -260,7 +261,11 @@ func TestChecksOnlyRun(t *testing.T) {
 		if err != nil || err2 != nil || lat.Total != 1 || tok.Total != 1 || tok.Items[0].Score != 2 || tok.Items[0].Judge != "measure" {
 			t.Fatalf("measured scores: %+v %+v %v %v", lat.Items, tok.Items, err, err2)
 		}
-		rm3, err := st.RunMetricValues(ctx, run3.ID)
+		r3, err := st.Run(ctx, run3.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rm3, err := runs.Metrics(ctx, st, r3)
 		if _, has := rm3.Overall["tokens"]; err != nil || has || rm3.Overall["latency_ms"] != float64(*items(t, st, run3.ID)[0].TimeMs) {
 			t.Errorf("run metrics must come from the items, not the measured scores: %v %v", rm3.Overall, err)
 		}

@@ -39,9 +39,9 @@ func (h *Handler) exportReport(c echo.Context, ids []int64, format string) error
 	w.WriteHeader(http.StatusOK)
 	var err error
 	if format == "json" {
-		err = report.WriteJSON(ctx, w, h.store, ids...)
+		err = report.WriteJSON(ctx, w, h.runs, ids...)
 	} else {
-		err = report.WriteHTML(ctx, w, h.store, report.Options{}, ids...)
+		err = report.WriteHTML(ctx, w, h.runs, report.Options{}, ids...)
 	}
 	if err != nil {
 		h.log.ErrorContext(ctx, "export runs", "run_ids", parts, "format", format, "err", err)

@@ -2,7 +2,6 @@ package handlers
 
 import (
 	"context"
-	"encoding/csv"
 	"fmt"
 	"net/http"
 	"slices"
@@ -225,12 +224,6 @@ func (h *Handler) runAction(c echo.Context, id int64, action string) (*store.Run
 	return nil, echo.NewHTTPError(http.StatusNotFound, "unknown run action "+strconv.Quote(action))
 }
 
-// csvHeader is the export's columns, one row per item.
-// best_overall and best_value mark the rows of the run's best model overall
-// and best value (overall score per dollar).
-var csvHeader = []string{"task_id", "category", "subcategory", "provider", "model", "status", "score", "reasoning",
-	"response", "error", "time_ms", "tokens", "tps", "repeat", "cost_usd", "grade", "best_overall", "best_value"}
-
 func (h *Handler) apiExportRun(c echo.Context) error {
 	id, err := pathID(c, "run")
 	if err != nil {
@@ -243,68 +236,22 @@ func (h *Handler) apiExportRun(c echo.Context) error {
 	default:
 		return badRequest("format %q is not supported; use format=csv, json or html", f)
 	}
-	run, err := h.store.Run(c.Request().Context(), id)
+	ctx := c.Request().Context()
+	run, err := h.store.Run(ctx, id)
 	if err != nil {
 		return err
 	}
-	prog, err := h.runs.Progress(c.Request().Context(), run)
-	if err != nil {
-		return err
-	}
-	sum, err := h.runs.Summary(c.Request().Context(), run, prog)
-	if err != nil {
-		return err
-	}
-	best := map[string][2]bool{}
-	for _, t := range run.Targets {
-		best[t.Label()] = [2]bool{t.ID == sum.BestOverall, t.ID == sum.BestValue}
+	if _, _, err := h.runs.Results(ctx, run); err != nil {
+		return err // before the header: a failure here can still be a clean error
 	}
 	w := c.Response()
 	w.Header().Set(echo.HeaderContentType, "text/csv; charset=utf-8")
 	w.Header().Set(echo.HeaderContentDisposition, fmt.Sprintf(`attachment; filename="tribunal-run-%d.csv"`, run.ID))
 	w.WriteHeader(http.StatusOK)
-	cw := csv.NewWriter(w)
-	if err := cw.Write(csvHeader); err != nil {
-		return err
-	}
-	rows := 0
-	err = h.store.EachRunItem(c.Request().Context(), id, func(v *store.ItemView) error {
-		if err := cw.Write(csvRow(v, best[v.Provider+" / "+v.Model])); err != nil {
-			return err
-		}
-		if rows++; rows%1000 == 0 {
-			cw.Flush()
-		}
-		return cw.Error()
-	})
-	cw.Flush()
-	if err != nil {
-		h.log.ErrorContext(c.Request().Context(), "export run", "run_id", id, "rows", rows, "err", err)
+	if rows, err := h.runs.WriteCSV(ctx, w, run); err != nil {
+		h.log.ErrorContext(ctx, "export run", "run_id", id, "rows", rows, "err", err)
 	}
 	return nil
-}
-
-func csvRow(v *store.ItemView, best [2]bool) []string {
-	f := func(p *float64, prec int) string {
-		if p == nil {
-			return ""
-		}
-		return strconv.FormatFloat(*p, 'f', prec, 64)
-	}
-	n := func(p *int64) string {
-		if p == nil {
-			return ""
-		}
-		return strconv.FormatInt(*p, 10)
-	}
-	resp := ""
-	if v.Response != nil {
-		resp = *v.Response
-	}
-	return []string{csvSafe(v.TaskID), csvSafe(v.Category), csvSafe(v.Subcategory), csvSafe(v.Provider), csvSafe(v.Model),
-		string(v.Status), f(v.Score, 2), csvSafe(v.Reasoning), csvSafe(resp), csvSafe(v.Error),
-		n(v.TimeMs), n(v.CompletionTokens), f(v.TokensPerS, 2), strconv.Itoa(v.RepeatIndex), f(v.CostUSD, 6),
-		deref(v.Grade), strconv.FormatBool(best[0]), strconv.FormatBool(best[1])}
 }
 
 func deref(p *string) string {

@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"tribunal/charts"
+	"tribunal/format"
+	"tribunal/runs"
 	"tribunal/stats"
 	"tribunal/store"
 )
@@ -48,7 +50,7 @@ var page = template.Must(template.New("report").Funcs(template.FuncMap{
 
 // WriteHTML writes one self-contained HTML file: the report of one run, or
 // for several a comparison followed by each run's report.
-func WriteHTML(ctx context.Context, w io.Writer, st *store.Store, opt Options, runIDs ...int64) error {
+func WriteHTML(ctx context.Context, w io.Writer, svc *runs.Service, opt Options, runIDs ...int64) error {
 	if len(runIDs) == 0 {
 		return fmt.Errorf("report: no run to export")
 	}
@@ -60,7 +62,7 @@ func WriteHTML(ctx context.Context, w io.Writer, st *store.Store, opt Options, r
 	}
 	v := pageView{Generated: opt.Now.UTC().Format("2006-01-02 15:04 UTC"), Gates: opt.Gates}
 	for _, id := range runIDs {
-		r, err := buildRun(ctx, st, id, opt.MaxItems)
+		r, err := buildRun(ctx, svc, id, opt.MaxItems)
 		if err != nil {
 			return err
 		}
@@ -121,6 +123,8 @@ type runView struct {
 	labels   map[int64]string
 	data     *Data
 	catMeans map[string]map[int64]*float64
+	// BestNote says why no model is picked yet, or that the pick is provisional.
+	BestNote string
 }
 
 type targetView struct{ Label, Settings, Tags, Price, Warmup string }
@@ -150,42 +154,20 @@ type itemRow struct {
 	Failed                               bool
 }
 
-func fnum(p *float64, prec int) string {
-	if p == nil || math.IsNaN(*p) || math.IsInf(*p, 0) {
-		return "–"
-	}
-	return strconv.FormatFloat(*p, 'f', prec, 64)
-}
+func fnum(p *float64, prec int) string { return format.Num(p, prec) }
 
-func fpct(p *float64) string {
-	if p == nil {
-		return "–"
-	}
-	return strconv.FormatFloat(*p*100, 'f', 1, 64) + "%"
-}
+func fpct(p *float64) string { return format.Pct(p) }
 
-func fusd(p *float64) string {
-	if p == nil {
-		return "–"
-	}
-	switch v := *p; {
-	case v == 0:
-		return "$0"
-	case v < 0.01:
-		return "$" + strconv.FormatFloat(v, 'f', 5, 64)
-	default:
-		return "$" + strconv.FormatFloat(v, 'f', 2, 64)
-	}
-}
+func fusd(p *float64) string { return format.USD(p) }
 
-func fms(p *float64) string {
-	if p == nil {
-		return "–"
+func fms(p *float64) string { return format.Ms(p) }
+
+// overallCI is a model's overall with its interval, as the run page shows it.
+func overallCI(m runs.ModelScore) string {
+	if m.OverallCI == nil {
+		return format.None
 	}
-	if *p >= 10_000 {
-		return strconv.FormatFloat(*p/1000, 'f', 1, 64) + " s"
-	}
-	return strconv.FormatFloat(*p, 'f', 0, 64) + " ms"
+	return format.CI(m.OverallCI.Mean, m.OverallCI.Lo, m.OverallCI.Hi, 1) + " n=" + strconv.FormatInt(m.Scored, 10)
 }
 
 func when(t *time.Time) string {
@@ -222,8 +204,8 @@ func priceText(p store.Price) string {
 	return fmt.Sprintf("$%s / $%s per Mtok", strconv.FormatFloat(*p.InputPerMTok, 'f', -1, 64), strconv.FormatFloat(*p.OutputPerMTok, 'f', -1, 64))
 }
 
-func buildRun(ctx context.Context, st *store.Store, runID int64, maxItems int) (*runView, error) {
-	d, err := Load(ctx, st, runID)
+func buildRun(ctx context.Context, svc *runs.Service, runID int64, maxItems int) (*runView, error) {
+	d, err := Load(ctx, svc, runID)
 	if err != nil {
 		return nil, err
 	}
@@ -275,17 +257,19 @@ func buildRun(ctx context.Context, st *store.Store, runID int64, maxItems int) (
 		{"Tokens/s", fnum(o.AvgTPS, 1), "mean generation speed"},
 		{"Cost", fusd(totalCost), "models " + fusd(o.CostUSD) + " · judges " + fusd(o.JudgeCostUSD)},
 	}
-	overall := map[int64]store.ModelScore{}
+	overall := map[int64]runs.ModelScore{}
 	for _, m := range sum.Models {
-		overall[m.RunTargetID] = m
+		overall[m.TargetID] = m
 	}
 	for _, pm := range sum.PerModel {
 		ms := overall[pm.TargetID]
-		v.Models = append(v.Models, modelRow{Label: pm.Provider + " / " + pm.Model, Overall: fnum(ms.Overall, 1), Score: fnum(pm.AvgScore, 2),
+		v.Models = append(v.Models, modelRow{Label: pm.Provider + " / " + pm.Model, Overall: overallCI(ms), Score: fnum(pm.AvgScore, 2),
 			PassRate: fpct(pm.PassRate), Done: strconv.FormatInt(pm.Completed, 10), Failed: strconv.FormatInt(pm.Failed, 10),
 			Time: fms(pm.AvgTimeMs), TPS: fnum(pm.AvgTPS, 1), Cost: fusd(pm.CostUSD), PerDollar: fnum(ms.PerDollar, 0),
-			BestOverall: pm.TargetID == sum.BestOverall && sum.BestOverall != 0, BestValue: pm.TargetID == sum.BestValue && sum.BestValue != 0})
+			BestOverall: pm.TargetID == sum.Best.OverallTargetID && sum.Best.OverallTargetID != 0,
+			BestValue:   pm.TargetID == sum.Best.ValueTargetID && sum.Best.ValueTargetID != 0})
 	}
+	v.BestNote = sum.Best.Note
 	v.metricTable(d)
 	for _, t := range sum.PerTask {
 		if len(v.PerTask) == 200 {
@@ -300,7 +284,7 @@ func buildRun(ctx context.Context, st *store.Store, runID int64, maxItems int) (
 	for _, t := range r.Targets {
 		targetOf[t.ProviderName+"\x00"+t.Model] = t.ID
 	}
-	err = EachItem(ctx, st, runID, func(it *Item) error {
+	err = EachItem(ctx, svc.Store(), runID, func(it *Item) error {
 		tid := targetOf[it.Provider+"\x00"+it.Model]
 		if it.Score != nil {
 			v.scores[tid] = append(v.scores[tid], *it.Score)
@@ -391,40 +375,15 @@ func itemRowOf(it *Item) itemRow {
 
 // metricTable lays the per-metric means out with one column per target.
 func (v *runView) metricTable(d *Data) {
-	b := d.Summary.Breakdown
-	if b == nil || len(b.Metrics) == 0 {
-		return
-	}
-	judgeName := map[string]string{}
-	for _, j := range d.Judges {
-		judgeName[j.Source()] = j.Name
-	}
-	col := map[int64]int{}
-	for i, t := range d.Run.Targets {
-		col[t.ID] = i
+	for _, t := range d.Run.Targets {
 		v.MetricCols = append(v.MetricCols, t.Label())
 	}
-	rows := map[[2]string]*metricRow{}
-	var order [][2]string
-	for _, m := range b.Metrics {
-		k := [2]string{m.Source, m.Metric}
-		row := rows[k]
-		if row == nil {
-			src := cmp.Or(judgeName[m.Source], m.Source)
-			row = &metricRow{Source: src, Metric: m.Metric, Values: make([]string, len(d.Run.Targets))}
-			for i := range row.Values {
-				row.Values[i] = "–"
-			}
-			rows[k] = row
-			order = append(order, k)
+	for _, r := range d.Summary.PerMetric {
+		row := metricRow{Source: cmp.Or(r.Name, r.Source), Metric: r.Metric}
+		for _, c := range r.Cells {
+			row.Values = append(row.Values, fnum(c.Mean, 2)+fmt.Sprintf(" (n=%d)", c.N))
 		}
-		if i, ok := col[m.RunTargetID]; ok {
-			mean := m.Mean
-			row.Values[i] = fnum(&mean, 2) + fmt.Sprintf(" (n=%d)", m.N)
-		}
-	}
-	for _, k := range order {
-		v.MetricRows = append(v.MetricRows, *rows[k])
+		v.MetricRows = append(v.MetricRows, row)
 	}
 }
 
@@ -452,7 +411,7 @@ func (v *runView) charts() []template.HTML {
 	var pts []charts.Point
 	overall := map[int64]*float64{}
 	for _, m := range d.Summary.Models {
-		overall[m.RunTargetID] = m.Overall
+		overall[m.TargetID] = m.Overall
 	}
 	for _, pm := range d.Summary.PerModel {
 		if pm.CostUSD == nil || overall[pm.TargetID] == nil || pm.Items == 0 {
@@ -533,7 +492,7 @@ func buildCompare(runs []*runView) *compareView {
 		}
 		best := "–"
 		for _, t := range d.Run.Targets {
-			if t.ID == d.Summary.BestOverall {
+			if t.ID == d.Summary.Best.OverallTargetID {
 				best = t.Label()
 			}
 		}

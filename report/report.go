@@ -16,6 +16,7 @@ import (
 	"io"
 	"time"
 
+	"tribunal/runs"
 	"tribunal/store"
 )
 
@@ -32,8 +33,8 @@ type Data struct {
 	// constants that shaped its calls (JSON).
 	Settings json.RawMessage
 	Judges   []Judge
-	Progress store.Progress
-	Summary  *store.RunSummary
+	Progress runs.Progress
+	Summary  *runs.Summary
 	Metrics  *store.RunMetrics
 	Tasks    []Task
 }
@@ -83,11 +84,9 @@ type Score struct {
 	Reasoning string  `json:"reasoning,omitempty"`
 }
 
-// perTaskLimit bounds the per-task aggregates of an export; items carry the rest.
-const perTaskLimit = 10_000
-
 // Load reads everything about a run except its items.
-func Load(ctx context.Context, st *store.Store, runID int64) (*Data, error) {
+func Load(ctx context.Context, svc *runs.Service, runID int64) (*Data, error) {
+	st := svc.Store()
 	run, err := st.Run(ctx, runID)
 	if err != nil {
 		return nil, err
@@ -103,18 +102,10 @@ func Load(ctx context.Context, st *store.Store, runID int64) (*Data, error) {
 	for _, j := range judges {
 		d.Judges = append(d.Judges, Judge{RunJudge: j, PromptTemplate: j.PromptTemplate})
 	}
-	if d.Progress, err = st.RunProgress(ctx, runID); err != nil {
+	if d.Progress, d.Summary, err = svc.Results(ctx, run); err != nil {
 		return nil, err
 	}
-	if d.Summary, err = st.RunSummary(ctx, runID, perTaskLimit); err != nil {
-		return nil, err
-	}
-	if d.Summary.Breakdown, err = st.RunBreakdown(ctx, runID); err != nil {
-		return nil, err
-	}
-	d.Summary.Models = store.OverallScores(d.Summary.Breakdown, judges, run.Options.Weights, d.Summary.PerModel)
-	d.Summary.BestOverall, d.Summary.BestValue = store.Best(d.Summary.Models)
-	if d.Metrics, err = st.RunMetricValues(ctx, runID); err != nil {
+	if d.Metrics, err = runs.Metrics(ctx, st, run); err != nil {
 		return nil, err
 	}
 	tasks, err := st.RunTaskList(ctx, runID)
@@ -183,13 +174,13 @@ func EachItem(ctx context.Context, st *store.Store, runID int64, fn func(*Item) 
 
 // WriteJSON writes the JSON export of one run (an object of format
 // FormatRun) or of several (FormatRuns: {"runs": [...]}), streaming items.
-func WriteJSON(ctx context.Context, w io.Writer, st *store.Store, runIDs ...int64) error {
+func WriteJSON(ctx context.Context, w io.Writer, svc *runs.Service, runIDs ...int64) error {
 	if len(runIDs) == 0 {
 		return fmt.Errorf("report: no run to export")
 	}
 	bw := bufio.NewWriterSize(w, 64<<10)
 	if len(runIDs) == 1 {
-		if err := writeRunJSON(ctx, bw, st, runIDs[0]); err != nil {
+		if err := writeRunJSON(ctx, bw, svc, runIDs[0]); err != nil {
 			return err
 		}
 		bw.WriteString("\n")
@@ -200,7 +191,7 @@ func WriteJSON(ctx context.Context, w io.Writer, st *store.Store, runIDs ...int6
 		if i > 0 {
 			bw.WriteString(",\n")
 		}
-		if err := writeRunJSON(ctx, bw, st, id); err != nil {
+		if err := writeRunJSON(ctx, bw, svc, id); err != nil {
 			return err
 		}
 	}
@@ -216,8 +207,8 @@ func mustJSON(v any) []byte {
 	return b
 }
 
-func writeRunJSON(ctx context.Context, w *bufio.Writer, st *store.Store, runID int64) error {
-	d, err := Load(ctx, st, runID)
+func writeRunJSON(ctx context.Context, w *bufio.Writer, svc *runs.Service, runID int64) error {
+	d, err := Load(ctx, svc, runID)
 	if err != nil {
 		return err
 	}
@@ -239,7 +230,7 @@ func writeRunJSON(ctx context.Context, w *bufio.Writer, st *store.Store, runID i
 	}
 	w.WriteString(",\n\"items\":[")
 	n := 0
-	err = EachItem(ctx, st, runID, func(it *Item) error {
+	err = EachItem(ctx, svc.Store(), runID, func(it *Item) error {
 		if n > 0 {
 			w.WriteString(",")
 		}

@@ -14,6 +14,7 @@ import (
 	"tribunal/engine"
 	"tribunal/llm/llmtest"
 	"tribunal/report"
+	"tribunal/runs"
 	"tribunal/store"
 	"tribunal/store/storetest"
 )
@@ -95,7 +96,7 @@ func TestJSONExport(t *testing.T) {
 		t.Fatal(err)
 	}
 	var buf bytes.Buffer
-	if err := report.WriteJSON(ctx, &buf, b.st, id); err != nil {
+	if err := report.WriteJSON(ctx, &buf, runs.New(b.st, nil), id); err != nil {
 		t.Fatal(err)
 	}
 	var doc struct {
@@ -121,7 +122,7 @@ func TestJSONExport(t *testing.T) {
 		Summary struct {
 			Overall  store.Stats        `json:"overall"`
 			PerModel []store.ModelStats `json:"per_model"`
-			Models   []store.ModelScore `json:"models"`
+			Models   []runs.ModelScore  `json:"models"`
 		} `json:"summary"`
 		Metrics store.RunMetrics `json:"metrics"`
 		Tasks   []report.Task    `json:"tasks"`
@@ -169,7 +170,7 @@ func TestJSONExport(t *testing.T) {
 
 	buf.Reset()
 	id2 := b.run(t, "second", "fake-small")
-	if err := report.WriteJSON(ctx, &buf, b.st, id, id2); err != nil {
+	if err := report.WriteJSON(ctx, &buf, runs.New(b.st, nil), id, id2); err != nil {
 		t.Fatal(err)
 	}
 	var many struct {
@@ -210,7 +211,7 @@ func TestHTMLReport(t *testing.T) {
 	id := b.run(t, "html", "fake-small", "fake-large")
 	var buf bytes.Buffer
 	ctx := context.Background()
-	if err := report.WriteHTML(ctx, &buf, b.st, report.Options{Gates: []report.GateLine{{Scope: "overall", Gate: "score ≥ 6", Value: "7", Pass: true}}}, id); err != nil {
+	if err := report.WriteHTML(ctx, &buf, runs.New(b.st, nil), report.Options{Gates: []report.GateLine{{Scope: "overall", Gate: "score ≥ 6", Value: "7", Pass: true}}}, id); err != nil {
 		t.Fatal(err)
 	}
 	doc, err := goquery.NewDocumentFromReader(bytes.NewReader(buf.Bytes()))
@@ -240,7 +241,7 @@ func TestHTMLReport(t *testing.T) {
 
 	id2 := b.run(t, "html 2", "fake-small")
 	buf.Reset()
-	if err := report.WriteHTML(ctx, &buf, b.st, report.Options{MaxItems: 1}, id, id2); err != nil {
+	if err := report.WriteHTML(ctx, &buf, runs.New(b.st, nil), report.Options{MaxItems: 1}, id, id2); err != nil {
 		t.Fatal(err)
 	}
 	doc, err = goquery.NewDocumentFromReader(bytes.NewReader(buf.Bytes()))

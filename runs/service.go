@@ -19,7 +19,8 @@ type Service struct {
 	rates     rateBook
 }
 
-// New returns the use cases over a store and the engine that runs the work.
+// New returns the use cases over a store and the engine that runs the work;
+// a nil engine serves reading only (summaries and exports).
 func New(st *store.Store, eng *engine.Engine) *Service {
 	return &Service{store: st, engine: eng, now: time.Now}
 }
@@ -55,4 +56,18 @@ func (s *Service) Delete(ctx context.Context, id int64) error {
 	}
 	s.engine.Broker().Publish(id)
 	return nil
+}
+
+// Store is the store the use cases work on, for callers that stream a run's
+// rows (the exports).
+func (s *Service) Store() *store.Store { return s.store }
+
+// Results returns a run's progress and summary.
+func (s *Service) Results(ctx context.Context, run *store.Run) (Progress, *Summary, error) {
+	prog, err := s.Progress(ctx, run)
+	if err != nil {
+		return prog, nil, err
+	}
+	sum, err := s.Summary(ctx, run, prog)
+	return prog, sum, err
 }

@@ -15,6 +15,7 @@ type ItemView struct {
 	Category         string     `json:"category"`
 	Subcategory      string     `json:"subcategory"`
 	Question         string     `json:"question"`
+	Reference        string     `json:"reference"`
 	Provider         string     `json:"provider"`
 	Model            string     `json:"model"`
 	Status           ItemStatus `json:"status"`
@@ -45,7 +46,7 @@ type ItemFilter struct {
 
 // The item's score is the panel's mean overall score (or, without judges,
 // the mean of its checks); the reasoning shown is the first judge's.
-const itemViewSelect = `i.id, rt.task_key, rt.category, rt.subcategory, rt.question,
+const itemViewSelect = `i.id, rt.task_key, rt.category, rt.subcategory, rt.question, rt.reference,
 	tg.provider_name AS provider, tg.model, i.status, i.repeat_index, i.score,
 	COALESCE((SELECT sc.reasoning FROM scores sc WHERE sc.item_id = i.id AND sc.metric = 'score' ORDER BY sc.id LIMIT 1), '') AS reasoning,
 	i.response, i.error, i.time_ms, i.prompt_tokens, i.completion_tokens, i.tokens_per_s, i.cost_usd,
@@ -212,11 +213,6 @@ type RunSummary struct {
 	Tasks int64 `json:"tasks"`
 	// PassThreshold is the score an item needs to pass.
 	PassThreshold float64 `json:"pass_threshold"`
-	// Breakdown, Models and the best picks are filled by the caller (see OverallScores).
-	Breakdown   *Breakdown   `json:"breakdown,omitempty"`
-	Models      []ModelScore `json:"models,omitempty"`
-	BestOverall int64        `json:"best_overall_target_id,omitempty"`
-	BestValue   int64        `json:"best_value_target_id,omitempty"`
 }
 
 // statsSelect aggregates items alone: an item carries its panel's mean

@@ -28,7 +28,7 @@
 // §8.4); a FINISHED run resets them; cancelled runs and occurrences skipped
 // because another run held the slot count neither way.
 //
-// Evaluation. FINISHED and FAILED runs get their metrics (store.RunMetricValues)
+// Evaluation. FINISHED and FAILED runs get their metrics (runs.NormalizedMetrics)
 // stored, every KPI that applies computed for the run and each model, and
 // every enabled alert created before the run finished checked. Runs are
 // claimed in run_evaluations, keyed by finished_at, so a run is evaluated

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"tribunal/kpi"
+	"tribunal/runs"
 	"tribunal/store"
 )
 
@@ -125,7 +126,7 @@ func (e *Evaluator) evaluate(ctx context.Context, t store.EvalTask) error {
 	if run.Status == store.RunCancelled {
 		return nil // partial results: no KPI values, no alerts
 	}
-	rm, err := e.st.RunMetricValues(ctx, run.ID)
+	rm, err := runs.NormalizedMetrics(ctx, e.st, run)
 	if err != nil {
 		return err
 	}

@@ -1,0 +1,149 @@
+package runs
+
+import (
+	"context"
+	"strings"
+
+	"tribunal/store"
+)
+
+// Metrics are a run's metric values by the names gates use: score (mean
+// judge score, on the judges' scale), each judge metric by name (mean over
+// the panel), check_<type>, pass_rate, latency_ms, tokens_per_s, cost_usd
+// (models and judges) and error_rate (failed items / items). Metrics with no
+// data are absent.
+func Metrics(ctx context.Context, st *store.Store, run *store.Run) (*store.RunMetrics, error) {
+	m, _, err := metrics(ctx, st, run)
+	return m, err
+}
+
+// NormalizedMetrics are Metrics with every judge score mapped to 0–1 by the
+// judges' scale, plus "overall" (the mean item overall, 0–1): what KPI
+// formulas and alerts read, so runs judged on 1–5 and on 1–10 compare.
+func NormalizedMetrics(ctx context.Context, st *store.Store, run *store.Run) (*store.RunMetrics, error) {
+	m, b, err := metrics(ctx, st, run)
+	if err != nil {
+		return nil, err
+	}
+	if len(run.Judges) > 0 {
+		lo, hi := float64(run.Judges[0].ScaleMin), float64(run.Judges[0].ScaleMax)
+		judged := map[string]bool{"score": true}
+		for _, mm := range b.Metrics {
+			if strings.HasPrefix(mm.Source, "judge:") {
+				judged[mm.Metric] = true
+			}
+		}
+		norm := func(vals map[string]float64) {
+			for name := range judged {
+				if v, ok := vals[name]; ok && hi > lo {
+					vals[name] = (v - lo) / (hi - lo)
+				}
+			}
+		}
+		norm(m.Overall)
+		for _, vals := range m.PerModel {
+			norm(vals)
+		}
+	}
+	tasks, err := st.TaskOveralls(ctx, run.ID, ItemWeights(run, b.Metrics))
+	if err != nil {
+		return nil, err
+	}
+	label := map[int64]string{}
+	for _, t := range run.Targets {
+		label[t.ID] = t.Label()
+	}
+	type acc struct{ sum, n float64 }
+	all, per := acc{}, map[int64]*acc{}
+	for _, t := range tasks {
+		all.sum, all.n = all.sum+t.Overall, all.n+1
+		if per[t.RunTargetID] == nil {
+			per[t.RunTargetID] = &acc{}
+		}
+		per[t.RunTargetID].sum += t.Overall
+		per[t.RunTargetID].n++
+	}
+	if all.n > 0 {
+		m.Overall["overall"] = all.sum / all.n
+	}
+	for id, a := range per {
+		if vals := m.PerModel[label[id]]; vals != nil {
+			vals["overall"] = a.sum / a.n
+		}
+	}
+	return m, nil
+}
+
+func metrics(ctx context.Context, st *store.Store, run *store.Run) (*store.RunMetrics, *store.Breakdown, error) {
+	sum, err := st.RunSummary(ctx, run.ID, 0)
+	if err != nil {
+		return nil, nil, err
+	}
+	b, err := st.RunBreakdown(ctx, run.ID)
+	if err != nil {
+		return nil, nil, err
+	}
+	out := &store.RunMetrics{Overall: statsMetrics(sum.Overall), PerModel: map[string]map[string]float64{}}
+	label := map[int64]string{}
+	for _, t := range run.Targets {
+		label[t.ID] = t.Label()
+	}
+	for _, pm := range sum.PerModel {
+		out.PerModel[label[pm.TargetID]] = statsMetrics(pm.Stats)
+	}
+	// Judge metrics average over the panel and the targets, weighted by how many scores each holds.
+	type acc struct{ sum, n float64 }
+	overall := map[string]*acc{}
+	perModel := map[int64]map[string]*acc{}
+	for _, m := range b.Metrics {
+		if m.Metric == "score" || m.Source == "measure" {
+			continue // the item score is the panel's mean already; measured values are in the stats
+		}
+		if perModel[m.RunTargetID] == nil {
+			perModel[m.RunTargetID] = map[string]*acc{}
+		}
+		for _, a := range []map[string]*acc{overall, perModel[m.RunTargetID]} {
+			if a[m.Metric] == nil {
+				a[m.Metric] = &acc{}
+			}
+			a[m.Metric].sum += m.Mean * float64(m.N)
+			a[m.Metric].n += float64(m.N)
+		}
+	}
+	for name, a := range overall {
+		out.Overall[name] = a.sum / a.n
+	}
+	for id, metrics := range perModel {
+		for name, a := range metrics {
+			out.PerModel[label[id]][name] = a.sum / a.n
+		}
+	}
+	return out, b, nil
+}
+
+func statsMetrics(st store.Stats) map[string]float64 {
+	out := map[string]float64{}
+	set := func(name string, p *float64) {
+		if p != nil {
+			out[name] = *p
+		}
+	}
+	set("score", st.AvgScore)
+	set("pass_rate", st.PassRate)
+	set("latency_ms", st.AvgTimeMs)
+	set("tokens_per_s", st.AvgTPS)
+	if st.CostUSD != nil || st.JudgeCostUSD != nil {
+		var c float64
+		if st.CostUSD != nil {
+			c += *st.CostUSD
+		}
+		if st.JudgeCostUSD != nil {
+			c += *st.JudgeCostUSD
+		}
+		out["cost_usd"] = c
+	}
+	if st.Items > 0 {
+		out["error_rate"] = float64(st.Failed) / float64(st.Items)
+	}
+	return out
+}
