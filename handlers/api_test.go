@@ -318,23 +318,23 @@ func TestRunsAPI(t *testing.T) {
 		if err != nil {
 			t.Fatalf("CSV does not parse: %v", err)
 		}
-		wantHeader := "task_id,category,subcategory,provider,model,status,score,reasoning,response,error,time_ms,tokens,tps,repeat,cost_usd,grade,best_overall,best_value"
+		wantHeader := "task_id,category,subcategory,question,reference,provider,model,judge,status,score,reasoning,response,error,time_ms,tokens,tps,repeat,cost_usd,grade,best_overall,best_value"
 		if strings.Join(rows[0], ",") != wantHeader || len(rows) != 5 {
 			t.Fatalf("CSV header %v, %d rows", rows[0], len(rows))
 		}
 		for _, r := range rows[1:] {
 			// Both models average 6, a tie: no best overall; without prices no best value.
-			if r[16] != "false" || r[17] != "false" || r[14] != "" || r[13] != "1" {
-				t.Errorf("CSV best/cost columns %v (score %s)", r[13:], r[6])
+			if r[19] != "false" || r[20] != "false" || r[17] != "" || r[16] != "1" {
+				t.Errorf("CSV best/cost columns %v (score %s)", r[16:], r[9])
 			}
-			if r[5] != "COMPLETED" || (r[6] != "9.00" && r[6] != "3.00") || r[10] == "" || r[11] == "" {
+			if r[8] != "COMPLETED" || (r[9] != "9.00" && r[9] != "3.00") || r[13] == "" || r[14] == "" {
 				t.Errorf("CSV row %v", r)
 			}
-			if r[0] == "r-1" && r[8] != "Answer: Say \"hi\", please\nin two lines" {
-				t.Errorf("CSV response lost quotes or newlines: %q", r[8])
+			if r[0] == "r-1" && r[11] != "Answer: Say \"hi\", please\nin two lines" {
+				t.Errorf("CSV response lost quotes or newlines: %q", r[11])
 			}
-			if r[0] == "r-0" && (!strings.HasPrefix(r[7], "'=") || !strings.HasPrefix(r[8], "Answer: =2+2")) {
-				t.Errorf("CSV formula not defused: %q %q", r[7], r[8])
+			if r[0] == "r-0" && (!strings.HasPrefix(r[10], "'=") || !strings.HasPrefix(r[11], "Answer: =2+2")) {
+				t.Errorf("CSV formula not defused: %q %q", r[10], r[11])
 			}
 		}
 		a.do(t, call{method: "GET", path: fmt.Sprintf("/api/runs/%d/export?format=xlsx", run.ID)}, 400, nil)

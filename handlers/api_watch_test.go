@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -273,7 +274,8 @@ func TestKPIsAPI(t *testing.T) {
 		// A new formula is computed for past runs at once.
 		a.do(t, call{method: "PUT", path: fmt.Sprintf("/api/kpis/%d", k.ID), body: `{"formula":"score * 100"}`}, 200, &k)
 		a.do(t, call{method: "GET", path: fmt.Sprintf("/api/runs/%d", run.ID)}, 200, &run)
-		if len(run.KPIValues) != 1 || *run.KPIValues[0].Value != 700 || *run.KPIValues[0].Value == want || *k.CollectionID != colID {
+		// KPIs read judge scores normalised to 0–1: 7 on the 1–10 scale is 6/9.
+		if len(run.KPIValues) != 1 || math.Abs(*run.KPIValues[0].Value-600.0/9) > 1e-9 || *run.KPIValues[0].Value == want || *k.CollectionID != colID {
 			t.Fatalf("after a new formula: %+v (KPI %+v)", run.KPIValues, k)
 		}
 		a.do(t, call{method: "PUT", path: fmt.Sprintf("/api/kpis/%d", k.ID), body: `{"formula":"nope"}`}, 422, nil)
@@ -314,7 +316,7 @@ func TestAlertsAPI(t *testing.T) {
 
 		var alert store.Alert
 		a.do(t, call{method: "POST", path: "/api/alerts", body: fmt.Sprintf(`{"name":"Score low","metric":"score","model":"fake-small","condition":"LESS_THAN",
-			"threshold":8,"severity":"CRITICAL","channels":[{"type":"in_app"},{"type":"webhook","url":%q},{"type":"email","to":"ops@example.com"}]}`, receiver.URL)}, 201, &alert)
+			"threshold":0.8,"severity":"CRITICAL","channels":[{"type":"in_app"},{"type":"webhook","url":%q},{"type":"email","to":"ops@example.com"}]}`, receiver.URL)}, 201, &alert)
 		if alert.ID == 0 || alert.BaselineRuns != 5 || len(alert.Channels) != 3 || alert.Channels[1].URL != receiver.URL || !alert.Enabled {
 			t.Fatalf("created: %+v", alert)
 		}
@@ -350,7 +352,7 @@ func TestAlertsAPI(t *testing.T) {
 			return ns.Total == 1 && len(ns.Items[0].Deliveries) == 3 && ns.Items[0].Deliveries[1].Status == store.DeliverySent
 		})
 		n := ns.Items[0]
-		if n.AlertID == nil || *n.AlertID != alert.ID || *n.RunID != run.ID || *n.Value != 7 || *n.Threshold != 8 ||
+		if n.AlertID == nil || *n.AlertID != alert.ID || *n.RunID != run.ID || math.Abs(*n.Value-6.0/9) > 1e-9 || *n.Threshold != 0.8 ||
 			n.Model != "Fake / fake-small" || n.Link != fmt.Sprintf("/runs/%d", run.ID) || n.Read || ns.Unread != 1 || n.AlertName != "Score low" {
 			t.Errorf("notification: %+v", n)
 		}
@@ -359,7 +361,7 @@ func TestAlertsAPI(t *testing.T) {
 			t.Errorf("deliveries: %+v", d)
 		}
 		mu.Lock()
-		if len(hooks) != 1 || hooks[0]["run_id"] != float64(run.ID) || hooks[0]["value"] != 7.0 || hooks[0]["link"] != fmt.Sprintf("http://tribunal.test/runs/%d", run.ID) {
+		if len(hooks) != 1 || hooks[0]["run_id"] != float64(run.ID) || math.Abs(hooks[0]["value"].(float64)-6.0/9) > 1e-9 || hooks[0]["link"] != fmt.Sprintf("http://tribunal.test/runs/%d", run.ID) {
 			t.Errorf("webhook: %+v", hooks)
 		}
 		mu.Unlock()
@@ -378,7 +380,7 @@ func TestAlertsAPI(t *testing.T) {
 		var k struct{ ID int64 }
 		a.do(t, call{method: "POST", path: "/api/kpis", body: `{"name":"Q","formula":"score"}`}, 201, &k)
 		a.do(t, call{method: "PATCH", path: fmt.Sprintf("/api/alerts/%d", alert.ID), body: fmt.Sprintf(`{"kpi_id":%d,"model":""}`, k.ID)}, 200, &alert)
-		if alert.KPIID == nil || *alert.KPIID != k.ID || alert.Metric != "" || alert.Threshold != 8 || len(alert.Channels) != 3 {
+		if alert.KPIID == nil || *alert.KPIID != k.ID || alert.Metric != "" || alert.Threshold != 0.8 || len(alert.Channels) != 3 {
 			t.Errorf("switched to a KPI: %+v", alert)
 		}
 		a.do(t, call{method: "PUT", path: fmt.Sprintf("/api/alerts/%d", alert.ID), body: `{"enabled":false}`}, 200, &alert)

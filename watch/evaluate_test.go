@@ -132,7 +132,7 @@ func TestEvaluatorKPIsAndAlerts(t *testing.T) {
 		}))
 		defer receiver.Close()
 
-		quality, err := st.CreateKPI(ctx, store.KPIInput{Name: "Quality", Formula: "AVERAGE(score / 10, pass_rate)"})
+		quality, err := st.CreateKPI(ctx, store.KPIInput{Name: "Quality", Formula: "AVERAGE(score, pass_rate)"})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -169,14 +169,15 @@ func TestEvaluatorKPIsAndAlerts(t *testing.T) {
 			t.Fatalf("alerts fired on steady runs: %+v", ns.Items)
 		}
 		vals, err := st.RunKPIValues(ctx, runs[0].ID)
-		if err != nil || len(vals) != 1 || vals[0].Name != "Quality" || vals[0].Value == nil || !near(*vals[0].Value, 0.9) || len(vals[0].PerModel) != 2 {
+		if err != nil || len(vals) != 1 || vals[0].Name != "Quality" || vals[0].Value == nil || !near(*vals[0].Value, (7.0/9+1)/2) || len(vals[0].PerModel) != 2 {
 			t.Fatalf("KPI values of run 1: %+v %v", vals, err)
 		}
 
 		last := b.run(t, 2)
 		evalAll(t, ev)
 		vals, _ = st.RunKPIValues(ctx, last.ID)
-		if vals[0].Value == nil || !near(*vals[0].Value, 0.1) {
+		// KPIs read judge scores normalised to 0–1: 8 on 1–10 is 7/9, 2 is 1/9 (and fails).
+		if vals[0].Value == nil || !near(*vals[0].Value, 1.0/18) {
 			t.Fatalf("KPI of the bad run: %+v", vals)
 		}
 		ns, _ = st.Notifications(ctx, store.NotificationFilter{RunID: last.ID})
@@ -188,16 +189,16 @@ func TestEvaluatorKPIsAndAlerts(t *testing.T) {
 			t.Fatalf("fired %d alerts, want quality low, small drops, anomaly: %+v", len(got), ns.Items)
 		}
 		q := got["quality low"]
-		if q.Severity != "CRITICAL" || *q.Value != 0.1 || *q.Threshold != 0.5 || q.ReadAt != nil || len(q.Deliveries) != 2 ||
-			!strings.Contains(q.Message, fmt.Sprintf("Run %d", last.ID)) || !strings.Contains(q.Title, "KPI Quality = 0.1") {
+		if q.Severity != "CRITICAL" || !near(*q.Value, 1.0/18) || *q.Threshold != 0.5 || q.ReadAt != nil || len(q.Deliveries) != 2 ||
+			!strings.Contains(q.Message, fmt.Sprintf("Run %d", last.ID)) || !strings.Contains(q.Title, "KPI Quality = 0.05") {
 			t.Errorf("quality low: %+v", q)
 		}
 		d := got["small drops"]
-		if d.Model != "fake / fake-small" || *d.Value != 2 || d.Baseline == nil || *d.Baseline != 8 || d.BaselineN != 3 ||
-			!strings.Contains(d.Message, "75% below the baseline 8 (mean of the last 3 run(s))") || d.ReadAt != nil {
+		if d.Model != "fake / fake-small" || !near(*d.Value, 1.0/9) || d.Baseline == nil || !near(*d.Baseline, 7.0/9) || d.BaselineN != 3 ||
+			!strings.Contains(d.Message, "85.71% below the baseline 0.7778") || d.ReadAt != nil {
 			t.Errorf("small drops: %+v", d)
 		}
-		if a := got["anomaly"]; a.Baseline == nil || *a.Baseline != 8 || a.BaselineSD == nil || *a.BaselineSD != 0 {
+		if a := got["anomaly"]; a.Baseline == nil || !near(*a.Baseline, 7.0/9) || a.BaselineSD == nil || !near(*a.BaselineSD, 0) {
 			t.Errorf("anomaly: %+v", a)
 		}
 
@@ -206,7 +207,7 @@ func TestEvaluatorKPIsAndAlerts(t *testing.T) {
 		if n, err := dl.Tick(ctx); err != nil || n != 1 {
 			t.Fatalf("deliver: %d %v", n, err)
 		}
-		if len(hooks) != 1 || hooks[0]["run_id"] != float64(last.ID) || hooks[0]["value"] != 0.1 || hooks[0]["severity"] != "CRITICAL" ||
+		if len(hooks) != 1 || hooks[0]["run_id"] != float64(last.ID) || !near(hooks[0]["value"].(float64), 1.0/18) || hooks[0]["severity"] != "CRITICAL" ||
 			hooks[0]["link"] != fmt.Sprintf("http://tribunal.test/runs/%d", last.ID) || hooks[0]["event"] != "alert.fired" {
 			t.Errorf("webhook payload: %+v", hooks)
 		}
