@@ -1,0 +1,232 @@
+package runs
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"tribunal/engine"
+	"tribunal/llm/llmtest"
+	"tribunal/store"
+	"tribunal/store/storetest"
+)
+
+// bench runs real runs on a store: an engine and a fake LLM whose judge
+// gives each model its own score (1–10), and n tasks in a collection.
+type bench struct {
+	st       *store.Store
+	eng      *engine.Engine
+	svc      *Service
+	provider int64
+	coll     int64
+}
+
+// judged maps a model to the score the fake judge gives its answers.
+func newBench(t *testing.T, st *store.Store, tasks int, judged map[string]int, sparse []store.Check) *bench {
+	t.Helper()
+	ctx := context.Background()
+	fake := llmtest.New(t, func(r llmtest.ChatRequest) llmtest.Reply {
+		if r.IsJudge() {
+			for model, score := range judged {
+				if strings.Contains(r.Last(), "answer from "+model+".") {
+					return llmtest.Reply{Content: fmt.Sprintf(`{"score": %d, "reasoning": "fixed"}`, score)}
+				}
+			}
+			return llmtest.Reply{Content: `{"score": 1, "reasoning": "unknown"}`}
+		}
+		return llmtest.Reply{Content: "answer from " + r.Model + "."}
+	})
+	p, err := st.CreateProvider(ctx, store.ProviderInput{Name: "fake", Type: store.ProviderCustom, BaseURL: fake.URL, TimeoutSeconds: 5, Concurrency: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var refs []store.TaskRef
+	for i := range tasks {
+		in := store.TaskInput{TaskKey: fmt.Sprintf("t%02d", i), Category: "math", Question: fmt.Sprintf("What is %d+%d?", i, i)}
+		if i == 0 {
+			in.Checks = sparse // a check present on one task only
+		}
+		tk, err := st.CreateTask(ctx, in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		refs = append(refs, store.TaskRef{ID: tk.ID})
+	}
+	coll, err := st.CreateCollection(ctx, store.CollectionInput{Name: "c", TaskIDs: &refs})
+	if err != nil {
+		t.Fatal(err)
+	}
+	eng := engine.New(engine.Config{PollInterval: 10 * time.Millisecond, BackoffBase: 10 * time.Millisecond}, st, engine.NewBroker(), nil)
+	runCtx, cancel := context.WithCancel(ctx)
+	var wg sync.WaitGroup
+	wg.Go(func() { eng.Run(runCtx) })
+	t.Cleanup(func() { cancel(); wg.Wait() })
+	return &bench{st: st, eng: eng, svc: New(st, eng), provider: p.ID, coll: coll.ID}
+}
+
+// run starts a run over the given models and waits for it to end.
+func (b *bench) run(t *testing.T, in store.RunInput, models ...string) *store.Run {
+	t.Helper()
+	in.Judge = &store.ModelRef{ProviderID: b.provider, Model: "fake-judge"}
+	in.CollectionIDs = []int64{b.coll}
+	for _, m := range models {
+		in.Targets = append(in.Targets, store.ModelRef{ProviderID: b.provider, Model: m})
+	}
+	run, err := b.svc.Start(context.Background(), in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		got, err := b.st.Run(context.Background(), run.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !got.Active() {
+			return got
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("run %d still %s", run.ID, got.Status)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+func (b *bench) summary(t *testing.T, run *store.Run) (Progress, *Summary) {
+	t.Helper()
+	prog, sum, err := b.svc.Results(context.Background(), run)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return prog, sum
+}
+
+func near(a, b float64) bool { return math.Abs(a-b) < 1e-9 }
+
+func overallOf(t *testing.T, run *store.Run, sum *Summary, model string) ModelScore {
+	t.Helper()
+	for _, tg := range run.Targets {
+		for _, m := range sum.Models {
+			if tg.Model == model && m.TargetID == tg.ID {
+				return m
+			}
+		}
+	}
+	t.Fatalf("no overall for %s in %+v", model, sum.Models)
+	return ModelScore{}
+}
+
+// A check present on one task of 20 moves a model's overall by at most that
+// task's share: each item's overall averages the scores that item has.
+func TestSparseCheckWeighsOneTask(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, st *store.Store) {
+		b := newBench(t, st, 20, map[string]int{"good": 8, "bad": 4}, []store.Check{{Type: "contains", Value: "zzz"}})
+		run := b.run(t, store.RunInput{}, "good", "bad")
+		prog, sum := b.summary(t, run)
+		if run.Status != store.RunFinished || prog.Total != 40 || prog.Answered != 40 || prog.Judged != 40 || prog.Percent != 100 {
+			t.Fatalf("run %s, progress %+v", run.Status, prog)
+		}
+		// good: 19 items at (8−1)/9, and t00 at the mean of 7/9 and the failed check's 0.
+		want := (19*7.0/9 + 7.0/18) / 20 * 100
+		good := overallOf(t, run, sum, "good")
+		if good.Overall == nil || !near(*good.Overall, want) || good.Scored != 20 || good.OverallCI == nil || good.OverallCI.N != 20 {
+			t.Errorf("good overall %+v, want %.4f over 20 items", good, want)
+		}
+		if good.OverallCI.Lo > *good.Overall || good.OverallCI.Hi < *good.Overall {
+			t.Errorf("interval %+v does not hold its mean", good.OverallCI)
+		}
+		bad := overallOf(t, run, sum, "bad")
+		if want := (19*3.0/9 + 3.0/18) / 20 * 100; bad.Overall == nil || !near(*bad.Overall, want) {
+			t.Errorf("bad overall %v, want %.4f", bad.Overall, want)
+		}
+		if sum.Best.OverallTargetID != good.TargetID || sum.Best.Provisional || sum.Best.Note != "" {
+			t.Errorf("best %+v, want good (%d)", sum.Best, good.TargetID)
+		}
+		// The per-metric table lists the judge's score and the check, each with its n.
+		byMetric := map[string]MetricRow{}
+		for _, r := range sum.PerMetric {
+			byMetric[r.Metric] = r
+		}
+		score, check := byMetric["score"], byMetric["check_contains"]
+		if len(sum.PerMetric) != 2 || score.Lo != 1 || score.Hi != 10 || score.Cells[0].N != 20 || check.Cells[0].N != 1 ||
+			*check.Cells[0].Mean != 0 || check.Weight != 1 || score.Weight != 1 {
+			t.Errorf("per metric %+v", sum.PerMetric)
+		}
+
+		// source_weights can take the check out of the overall.
+		run2 := b.run(t, store.RunInput{SourceWeights: map[string]float64{"check:contains": 0}}, "good", "bad")
+		_, sum2 := b.summary(t, run2)
+		if g := overallOf(t, run2, sum2, "good"); g.Overall == nil || !near(*g.Overall, 700.0/9) {
+			t.Errorf("good overall without the check %v, want %.4f", g.Overall, 700.0/9)
+		}
+	})
+}
+
+// No best model is named on fewer than MinScored scored items per model.
+func TestNoVerdictOnTooLittleData(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, st *store.Store) {
+		b := newBench(t, st, MinScored-1, map[string]int{"good": 9, "bad": 2}, nil)
+		run := b.run(t, store.RunInput{}, "good", "bad")
+		_, sum := b.summary(t, run)
+		if sum.Best.OverallTargetID != 0 || sum.Best.ValueTargetID != 0 || sum.BestOverall != 0 ||
+			!strings.HasPrefix(sum.Best.Note, "not enough data yet") {
+			t.Errorf("best %+v on %d items per model", sum.Best, MinScored-1)
+		}
+	})
+}
+
+func TestPickBestProvisional(t *testing.T) {
+	v := func(x float64) *float64 { return &x }
+	run := &store.Run{Status: store.RunRunning, Targets: []store.RunTarget{{ID: 1, Model: "a"}, {ID: 2, Model: "b"}}}
+	models := []ModelScore{{TargetID: 1, Overall: v(60), Scored: 5}, {TargetID: 2, Overall: v(70), Scored: 6}}
+	b := pickBest(run, models, Progress{Total: 40})
+	if b.OverallTargetID != 2 || !b.Provisional || b.Note != "provisional: 11 of 40 judged" {
+		t.Errorf("running: %+v", b)
+	}
+	models[0].Scored = 4
+	if b := pickBest(run, models, Progress{Total: 40}); b.OverallTargetID != 0 || !strings.Contains(b.Note, "a has 4 scored items") {
+		t.Errorf("too few: %+v", b)
+	}
+	models[0].Scored, models[0].Overall = 5, v(70)
+	if b := pickBest(&store.Run{Status: store.RunFinished, Targets: run.Targets}, models, Progress{}); b.OverallTargetID != 0 || b.Provisional {
+		t.Errorf("a tie picked %+v", b)
+	}
+}
+
+func TestItemWeights(t *testing.T) {
+	run := &store.Run{
+		Judges: []store.RunJudge{
+			{ID: 1, ScaleMin: 0, ScaleMax: 5, Metrics: []store.Metric{{Name: "accuracy", Weight: 2}, {Name: "coherence", Weight: 1}}},
+			{ID: 2, ScaleMin: 0, ScaleMax: 5, Metrics: []store.Metric{{Name: "accuracy", Weight: 2}, {Name: "coherence", Weight: 1}}},
+		},
+		Options: store.RunOptions{Weights: map[string]float64{"coherence": 3}, SourceWeights: map[string]float64{"judge": 2}},
+	}
+	metrics := []store.MetricMean{
+		{Source: "judge:1", Metric: "accuracy"}, {Source: "judge:1", Metric: "coherence"}, {Source: "judge:1", Metric: "score"},
+		{Source: "judge:2", Metric: "accuracy"}, {Source: "check:numeric", Metric: "check_numeric"}, {Source: "measure", Metric: "latency_ms"},
+	}
+	got := map[string]store.SourceWeight{}
+	for _, w := range ItemWeights(run, metrics) {
+		got[w.Source+"/"+w.Metric] = w
+	}
+	// Panel of two: each judge's weight halves; "judge" doubles it; the run's weight overrides the style's.
+	want := map[string]float64{"judge:1/accuracy": 2, "judge:1/coherence": 3, "judge:2/accuracy": 2, "check:numeric/check_numeric": 1}
+	if len(got) != len(want) {
+		t.Fatalf("weights %+v, want %v", got, want)
+	}
+	for k, w := range want {
+		if g := got[k]; !near(g.Weight, w) {
+			t.Errorf("%s weight %g, want %g", k, g.Weight, w)
+		}
+	}
+	if g := got["judge:1/accuracy"]; g.Lo != 0 || g.Hi != 5 {
+		t.Errorf("judge scale %+v", g)
+	}
+	if g := got["check:numeric/check_numeric"]; g.Lo != 0 || g.Hi != 1 {
+		t.Errorf("check scale %+v", g)
+	}
+}
