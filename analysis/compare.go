@@ -208,15 +208,22 @@ func paired(a, b Entry, get func(store.TaskResult) (float64, bool)) (xs, ys []fl
 
 // PairTest is model A against model B on the tasks both answered.
 type PairTest struct {
-	A       string         `json:"a"`
-	B       string         `json:"b"`
-	N       int            `json:"n"`
-	Diff    stats.Estimate `json:"diff"` // mean score of A minus B, paired, with its CI
-	PScore  float64        `json:"p_wilcoxon"`
-	PPass   float64        `json:"p_mcnemar"`
-	PHolm   float64        `json:"p_holm"` // the Wilcoxon p, Holm-adjusted over every pair compared
-	Verdict string         `json:"verdict"`
+	A      string         `json:"a"`
+	B      string         `json:"b"`
+	N      int            `json:"n"`
+	Diff   stats.Estimate `json:"diff"` // mean score of A minus B, paired, with its CI
+	PScore float64        `json:"p_wilcoxon"`
+	PPass  float64        `json:"p_mcnemar"`
+	PHolm  float64        `json:"p_holm"` // the Wilcoxon p, Holm-adjusted over every pair compared
+	// EnoughData: the pair shares at least MinItems scored tasks; without, the
+	// p-values mean nothing and the verdict says so.
+	EnoughData bool   `json:"enough_data"`
+	Verdict    string `json:"verdict"`
 }
+
+// MinItems is the fewest scored items (tasks, for a pair) a model needs
+// before Tribunal calls it better or best: fewer, and a pick is noise.
+const MinItems = 5
 
 // alpha is the significance level of the verdicts.
 const alpha = 0.05
@@ -230,7 +237,7 @@ func PairTests(entries []Entry) []PairTest {
 		for j := i + 1; j < len(entries); j++ {
 			a, b := entries[i], entries[j]
 			xs, ys := paired(a, b, taskScore)
-			pt := PairTest{A: a.Label(), B: b.Label(), N: len(xs), PScore: 1, PPass: 1}
+			pt := PairTest{A: a.Label(), B: b.Label(), N: len(xs), PScore: 1, PPass: 1, EnoughData: len(xs) >= MinItems}
 			if len(xs) > 0 {
 				pt.Diff = pairedCI(xs, ys)
 				_, pt.PScore = stats.Wilcoxon(xs, ys)
@@ -264,6 +271,8 @@ func verdict(p PairTest) string {
 	switch {
 	case p.N == 0:
 		return fmt.Sprintf("%s and %s share no scored task", p.A, p.B)
+	case !p.EnoughData:
+		return fmt.Sprintf("Not enough data yet to compare %s and %s: %d shared scored tasks (at least %d needed)", p.A, p.B, p.N, MinItems)
 	case p.PHolm < alpha && p.Diff.Mean > 0:
 		return fmt.Sprintf("%s beats %s on these tasks (p = %s, n = %d)", p.A, p.B, fmtP(p.PHolm), p.N)
 	case p.PHolm < alpha && p.Diff.Mean < 0:

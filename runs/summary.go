@@ -15,7 +15,7 @@ import (
 // MinScored is how many scored items every compared model needs before
 // Tribunal names a best model or a winner between two: with fewer, a pick
 // is noise dressed as a result.
-const MinScored = 5
+const MinScored = analysis.MinItems
 
 // perTaskLimit bounds the per-task aggregates a summary carries.
 const perTaskLimit = 200
