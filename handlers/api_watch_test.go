@@ -29,7 +29,7 @@ func newWatchApp(t *testing.T, st *store.Store, script func(llmtest.ChatRequest)
 	log := slog.New(slog.DiscardHandler)
 	eng := engine.New(engine.Config{PollInterval: 20 * time.Millisecond, BackoffBase: 10 * time.Millisecond}, st, engine.NewBroker(), log)
 	w := watch.New(watch.Config{PollInterval: 20 * time.Millisecond, RetryInterval: 200 * time.Millisecond,
-		BackoffBase: 20 * time.Millisecond, BaseURL: "http://tribunal.test"}, st, eng, log)
+		BackoffBase: 20 * time.Millisecond, BaseURL: "http://tribunal.test", Egress: storetest.Egress}, st, eng, log)
 	ctx, cancel := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
 	wg.Go(func() { eng.Run(ctx) })
