@@ -17,6 +17,7 @@ import (
 	"tribunal/engine"
 	"tribunal/handlers"
 	"tribunal/llm/llmtest"
+	"tribunal/secret"
 	"tribunal/store"
 	"tribunal/store/storetest"
 	"tribunal/watch"
@@ -315,7 +316,7 @@ func TestAlertsAPI(t *testing.T) {
 		var alert store.Alert
 		a.do(t, call{method: "POST", path: "/api/alerts", body: fmt.Sprintf(`{"name":"Score low","metric":"score","model":"fake-small","condition":"LESS_THAN",
 			"threshold":8,"severity":"CRITICAL","channels":[{"type":"in_app"},{"type":"webhook","url":%q},{"type":"email","to":"ops@example.com"}]}`, receiver.URL)}, 201, &alert)
-		if alert.ID == 0 || alert.BaselineRuns != 5 || len(alert.Channels) != 3 || alert.Channels[1].URL != receiver.URL || !alert.Enabled {
+		if alert.ID == 0 || alert.BaselineRuns != 5 || len(alert.Channels) != 3 || alert.Channels[1].URL != secret.Mask(receiver.URL) || !alert.Enabled {
 			t.Fatalf("created: %+v", alert)
 		}
 		for _, tt := range []struct{ body, want string }{
@@ -459,7 +460,7 @@ func TestWatchPages(t *testing.T) {
 		t.Fatalf("create alert from the form: %d", res.StatusCode)
 	}
 	alerts, _ := st.Alerts(context.Background())
-	if len(alerts) != 1 || len(alerts[0].Channels) != 2 || alerts[0].Channels[1].URL != "https://hooks.slack.test/x" {
+	if len(alerts) != 1 || len(alerts[0].Channels) != 2 || alerts[0].Channels[1].URL != secret.Mask("https://hooks.slack.test/x") {
 		t.Fatalf("alerts: %+v", alerts)
 	}
 	// Run now from the page redirects to the run; the badge counts unread notifications.

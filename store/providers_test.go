@@ -103,26 +103,31 @@ func TestProviderCredentialHeadersAlwaysSecret(t *testing.T) {
 // TestProviderURLChecks: credentials in the URL are refused, and so are
 // addresses the egress policy forbids, when they are known at save.
 func TestProviderURLChecks(t *testing.T) {
-	storetest.EachWithEgress(t, egress.Default, func(t *testing.T, st *store.Store) {
-		ctx := context.Background()
-		for _, tc := range []struct{ url, want string }{
-			{"https://user:sk-1@api.example.com", "send them in a header"},
-			{"http://169.254.169.254", "link-local or cloud metadata"},
-			{"http://[fd00:ec2::254]", "link-local or cloud metadata"},
-		} {
-			_, err := st.CreateProvider(ctx, store.ProviderInput{Name: "p", BaseURL: tc.url})
-			wantInvalid(t, tc.url, err, "base_url", tc.want)
-		}
-		// A local model is the common case; a name that does not resolve now may later.
-		for _, u := range []string{"http://127.0.0.1:11434", "http://ollama.invalid:11434"} {
-			if _, err := st.CreateProvider(ctx, store.ProviderInput{Name: u, BaseURL: u}); err != nil {
-				t.Errorf("%s: %v", u, err)
+	// Subtests of distinct names: a '#' in a test's temp dir would cut the SQLite file name.
+	t.Run("default", func(t *testing.T) {
+		storetest.EachWithEgress(t, egress.Default, func(t *testing.T, st *store.Store) {
+			ctx := context.Background()
+			for _, tc := range []struct{ url, want string }{
+				{"https://user:sk-1@api.example.com", "send them in a header"},
+				{"http://169.254.169.254", "link-local or cloud metadata"},
+				{"http://[fd00:ec2::254]", "link-local or cloud metadata"},
+			} {
+				_, err := st.CreateProvider(ctx, store.ProviderInput{Name: "p", BaseURL: tc.url})
+				wantInvalid(t, tc.url, err, "base_url", tc.want)
 			}
-		}
+			// A local model is the common case; a name that does not resolve now may later.
+			for _, u := range []string{"http://127.0.0.1:11434", "http://ollama.invalid:11434"} {
+				if _, err := st.CreateProvider(ctx, store.ProviderInput{Name: u, BaseURL: u}); err != nil {
+					t.Errorf("%s: %v", u, err)
+				}
+			}
+		})
 	})
 	none, _ := egress.Parse("none")
-	storetest.EachWithEgress(t, none, func(t *testing.T, st *store.Store) {
-		_, err := st.CreateProvider(context.Background(), store.ProviderInput{Name: "p", BaseURL: "http://10.0.0.5:8000"})
-		wantInvalid(t, "private under none", err, "base_url", "--allow-private-egress")
+	t.Run("none", func(t *testing.T) {
+		storetest.EachWithEgress(t, none, func(t *testing.T, st *store.Store) {
+			_, err := st.CreateProvider(context.Background(), store.ProviderInput{Name: "p", BaseURL: "http://10.0.0.5:8000"})
+			wantInvalid(t, "private under none", err, "base_url", "--allow-private-egress")
+		})
 	})
 }

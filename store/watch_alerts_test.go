@@ -214,26 +214,31 @@ func TestWatchChannelURLMasked(t *testing.T) {
 // TestWatchChannelURLChecks: no credentials in a webhook URL, never a
 // metadata address, and no private address unless the policy lists webhooks.
 func TestWatchChannelURLChecks(t *testing.T) {
-	storetest.EachWithEgress(t, egress.Default, func(t *testing.T, st *store.Store) {
-		ctx := context.Background()
-		f := 1.0
-		for _, tc := range []struct{ typ, url, want string }{
-			{"webhook", "https://user:pw@hooks.example.test/x", "must not hold credentials"},
-			{"webhook", "http://169.254.169.254/latest/meta-data/", "link-local or cloud metadata"},
-			{"slack", "http://100.100.100.200/", "link-local or cloud metadata"},
-			{"teams", "http://127.0.0.1:8080/hook", "--allow-private-egress=webhooks"},
-			{"webhook", "http://192.168.1.10/hook", "--allow-private-egress=webhooks"},
-		} {
-			_, err := st.CreateAlert(ctx, store.AlertInput{Name: "a", Metric: "score", Condition: "EQUALS", Threshold: &f,
-				Channels: []store.Channel{{Type: tc.typ, URL: tc.url}}})
-			wantInvalid(t, tc.url, err, "channels[0].url", tc.want)
-		}
+	// Subtests of distinct names: a '#' in a test's temp dir would cut the SQLite file name.
+	t.Run("default", func(t *testing.T) {
+		storetest.EachWithEgress(t, egress.Default, func(t *testing.T, st *store.Store) {
+			ctx := context.Background()
+			f := 1.0
+			for _, tc := range []struct{ typ, url, want string }{
+				{"webhook", "https://user:pw@hooks.example.test/x", "must not hold credentials"},
+				{"webhook", "http://169.254.169.254/latest/meta-data/", "link-local or cloud metadata"},
+				{"slack", "http://100.100.100.200/", "link-local or cloud metadata"},
+				{"teams", "http://127.0.0.1:8080/hook", "--allow-private-egress=webhooks"},
+				{"webhook", "http://192.168.1.10/hook", "--allow-private-egress=webhooks"},
+			} {
+				_, err := st.CreateAlert(ctx, store.AlertInput{Name: "a", Metric: "score", Condition: "EQUALS", Threshold: &f,
+					Channels: []store.Channel{{Type: tc.typ, URL: tc.url}}})
+				wantInvalid(t, tc.url, err, "channels[0].url", tc.want)
+			}
+		})
 	})
-	storetest.EachWithEgress(t, egress.AllowPrivate(egress.Webhooks), func(t *testing.T, st *store.Store) {
-		f := 1.0
-		if _, err := st.CreateAlert(context.Background(), store.AlertInput{Name: "a", Metric: "score", Condition: "EQUALS", Threshold: &f,
-			Channels: []store.Channel{{Type: "webhook", URL: "http://127.0.0.1:8080/hook"}}}); err != nil {
-			t.Errorf("a private webhook where allowed: %v", err)
-		}
+	t.Run("allowed", func(t *testing.T) {
+		storetest.EachWithEgress(t, egress.AllowPrivate(egress.Webhooks), func(t *testing.T, st *store.Store) {
+			f := 1.0
+			if _, err := st.CreateAlert(context.Background(), store.AlertInput{Name: "a", Metric: "score", Condition: "EQUALS", Threshold: &f,
+				Channels: []store.Channel{{Type: "webhook", URL: "http://127.0.0.1:8080/hook"}}}); err != nil {
+				t.Errorf("a private webhook where allowed: %v", err)
+			}
+		})
 	})
 }
