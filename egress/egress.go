@@ -97,7 +97,6 @@ func (p *Policy) String() string {
 // Error is a destination the policy refuses.
 type Error struct {
 	Addr   netip.Addr
-	Kind   Kind
 	reason string
 }
 
@@ -135,11 +134,11 @@ func (p *Policy) Check(kind Kind, addr netip.Addr) error {
 	}
 	switch {
 	case a.IsLinkLocalUnicast() || a.IsLinkLocalMulticast() || slices.Contains(metadata, a):
-		return &Error{Addr: addr, Kind: kind, reason: "a link-local or cloud metadata address, which Tribunal never connects to"}
+		return &Error{Addr: addr, reason: "a link-local or cloud metadata address, which Tribunal never connects to"}
 	case slices.Contains(p.private, kind):
 		return nil
 	case a.IsLoopback() || a.IsPrivate() || a.IsUnspecified() || slices.ContainsFunc(private, func(r netip.Prefix) bool { return r.Contains(a) }):
-		return &Error{Addr: addr, Kind: kind, reason: fmt.Sprintf(
+		return &Error{Addr: addr, reason: fmt.Sprintf(
 			"a loopback or private address, which %s may reach only with --allow-private-egress=%s (now %s)", kind, kind, p)}
 	}
 	return nil
