@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"tribunal/cli"
+	"tribunal/egress"
 	"tribunal/engine"
 	"tribunal/handlers"
 	"tribunal/secret"
@@ -41,6 +42,8 @@ type Config struct {
 	MaxActiveRuns int
 	MaxInFlight   int
 	Lease         time.Duration
+	// Egress says which kinds of destination may reach private addresses.
+	Egress *egress.Policy
 }
 
 func main() {
@@ -87,6 +90,8 @@ Flags (each has an environment variable):
 	fs.IntVar(&cfg.MaxActiveRuns, "max-active-runs", envInt("TRIBUNAL_MAX_ACTIVE_RUNS", 1), "how many runs may be active at once (TRIBUNAL_MAX_ACTIVE_RUNS)")
 	fs.IntVar(&cfg.MaxInFlight, "max-in-flight", envInt("TRIBUNAL_MAX_IN_FLIGHT", 64), "provider calls this process makes at once, at most (TRIBUNAL_MAX_IN_FLIGHT)")
 	fs.DurationVar(&cfg.Lease, "lease", envDuration("TRIBUNAL_LEASE", 30*time.Second), "how long a dead worker's items stay claimed before others take them (TRIBUNAL_LEASE)")
+	allowPrivate := fs.String("allow-private-egress", cmp.Or(os.Getenv("TRIBUNAL_ALLOW_PRIVATE_EGRESS"), egress.Default.String()),
+		"destinations that may reach loopback and private addresses: providers, webhooks, or none (TRIBUNAL_ALLOW_PRIVATE_EGRESS)")
 	level := fs.String("log-level", cmp.Or(os.Getenv("TRIBUNAL_LOG_LEVEL"), "info"), "debug, info, warn or error (TRIBUNAL_LOG_LEVEL)")
 	if err := fs.Parse(args); err != nil {
 		return cfg, err
@@ -100,6 +105,11 @@ Flags (each has an environment variable):
 	if err := cfg.LogLevel.UnmarshalText([]byte(*level)); err != nil {
 		return cfg, fmt.Errorf("--log-level: %w", err)
 	}
+	policy, err := egress.Parse(*allowPrivate)
+	if err != nil {
+		return cfg, fmt.Errorf("--allow-private-egress: %w", err)
+	}
+	cfg.Egress = policy
 	cfg.MasterKey = os.Getenv("TRIBUNAL_MASTER_KEY")
 	cfg.OllamaURL = cmp.Or(os.Getenv("OLLAMA_BASE_URL"), "http://127.0.0.1:11434")
 	cfg.LMStudioURL = cmp.Or(os.Getenv("LMSTUDIO_BASE_URL"), "http://127.0.0.1:1234")
@@ -163,7 +173,7 @@ func run(args []string) error {
 		return err
 	}
 	st, err := store.Open(ctx, store.Config{DatabaseURL: cfg.DatabaseURL, DataDir: cfg.DataDir, Box: box,
-		MaxActiveRuns: cfg.MaxActiveRuns})
+		MaxActiveRuns: cfg.MaxActiveRuns, Egress: cfg.Egress})
 	if err != nil {
 		return err
 	}
@@ -171,14 +181,16 @@ func run(args []string) error {
 	log.Info("database ready", "dialect", st.Dialect())
 
 	broker := engine.NewBroker()
-	eng := engine.New(engine.Config{MaxInFlight: cfg.MaxInFlight, Lease: cfg.Lease}, st, broker, log)
+	eng := engine.New(engine.Config{MaxInFlight: cfg.MaxInFlight, Lease: cfg.Lease, Egress: cfg.Egress}, st, broker, log)
 	var wg sync.WaitGroup
 	engineCtx, stopEngine := context.WithCancel(context.Background())
 	defer wg.Wait()
 	defer stopEngine() // runs first: the engine stops before we wait for it
 	wg.Go(func() { eng.Run(engineCtx) })
 	// Schedules, KPI values, alerts and their deliveries (package watch) run in every process.
-	wg.Go(func() { watch.New(watch.ConfigFromEnv(os.Getenv, "http://"+cfg.Addr), st, eng, log).Run(engineCtx) })
+	wcfg := watch.ConfigFromEnv(os.Getenv, "http://"+cfg.Addr)
+	wcfg.Egress = cfg.Egress
+	wg.Go(func() { watch.New(wcfg, st, eng, log).Run(engineCtx) })
 
 	if cfg.WorkerOnly {
 		log.Info("worker running; stop with Ctrl-C")

@@ -27,6 +27,7 @@ import (
 	"strconv"
 	"strings"
 
+	"tribunal/egress"
 	"tribunal/secret"
 	"tribunal/store"
 )
@@ -133,6 +134,15 @@ func (e *env) envInt(name string, def int) int {
 	return def
 }
 
+// egress is the policy of TRIBUNAL_ALLOW_PRIVATE_EGRESS, as the server reads it.
+func (e *env) egress() (*egress.Policy, error) {
+	p, err := egress.Parse(cmp.Or(e.getenv("TRIBUNAL_ALLOW_PRIVATE_EGRESS"), egress.Default.String()))
+	if err != nil {
+		return nil, usageErr("TRIBUNAL_ALLOW_PRIVATE_EGRESS: %v", err)
+	}
+	return p, nil
+}
+
 // logger writes structured logs to w at the flags' level.
 func (d dbFlags) logger(w io.Writer) (*slog.Logger, error) {
 	var level slog.Level
@@ -163,8 +173,12 @@ func (e *env) openStore(ctx context.Context, d dbFlags) (*store.Store, error) {
 	if err != nil {
 		return nil, failErr("%v", err)
 	}
+	policy, err := e.egress()
+	if err != nil {
+		return nil, err
+	}
 	st, err := store.Open(ctx, store.Config{DatabaseURL: d.databaseURL, DataDir: d.dataDir, Box: box,
-		MaxActiveRuns: max(e.envInt("TRIBUNAL_MAX_ACTIVE_RUNS", 1), 1)})
+		MaxActiveRuns: max(e.envInt("TRIBUNAL_MAX_ACTIVE_RUNS", 1), 1), Egress: policy})
 	if err != nil {
 		return nil, failErr("%v", err)
 	}

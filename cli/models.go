@@ -88,7 +88,11 @@ func (e *env) models(args []string) error {
 			return storeError(err)
 		}
 	}
-	eng := engine.New(engine.Config{}, st, engine.NewBroker(), log)
+	policy, err := e.egress()
+	if err != nil {
+		return err
+	}
+	eng := engine.New(engine.Config{Egress: policy}, st, engine.NewBroker(), log)
 	list, err := eng.Client(p).Models(ctx)
 	if err != nil {
 		return failErr("provider %q: GET %s%s: %v", p.Name, p.BaseURL, p.ModelsEndpoint, err)

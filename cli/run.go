@@ -113,9 +113,13 @@ func (e *env) run(args []string) error {
 		return err
 	}
 	defer st.Close()
+	policy, err := e.egress()
+	if err != nil {
+		return err
+	}
 	broker := engine.NewBroker()
 	// A process dedicated to one run polls more often than the server's default.
-	eng := engine.New(engine.Config{MaxInFlight: max(*maxInFlight, 1), PollInterval: 200 * time.Millisecond}, st, broker, log)
+	eng := engine.New(engine.Config{MaxInFlight: max(*maxInFlight, 1), PollInterval: 200 * time.Millisecond, Egress: policy}, st, broker, log)
 
 	var run *store.Run
 	if *resume != 0 {

@@ -14,6 +14,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"tribunal/egress"
 	"tribunal/llm"
 	"tribunal/store"
 )
@@ -37,6 +38,8 @@ type Config struct {
 	BackoffMax time.Duration
 	// MaxInFlight caps this process's concurrent provider calls.
 	MaxInFlight int
+	// Egress says where provider calls may connect; nil is egress.Default.
+	Egress *egress.Policy
 }
 
 // Engine claims items and runs them, up to each provider's concurrency.
@@ -108,7 +111,7 @@ func New(cfg Config, st *store.Store, broker *Broker, logger *slog.Logger) *Engi
 		logger = slog.Default()
 	}
 	logger = logger.With("worker_id", cfg.WorkerID)
-	httpClient := llm.NewHTTPClient(10 * time.Second)
+	httpClient := llm.NewHTTPClient(10*time.Second, cfg.Egress)
 	e := &Engine{
 		store: st, broker: broker, log: logger, cfg: cfg,
 		wake:       make(chan struct{}, 1),

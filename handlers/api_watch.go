@@ -567,7 +567,7 @@ func (h *Handler) apiDeleteAlert(c echo.Context) error {
 
 // sendTestAlert records a test notification of an alert on all its channels.
 func (h *Handler) sendTestAlert(ctx context.Context, id int64) (*store.Notification, error) {
-	a, err := h.store.Alert(ctx, id)
+	a, err := h.store.AlertWithSecrets(ctx, id)
 	if err != nil {
 		return nil, err
 	}

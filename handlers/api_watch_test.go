@@ -18,6 +18,7 @@ import (
 	"tribunal/engine"
 	"tribunal/handlers"
 	"tribunal/llm/llmtest"
+	"tribunal/secret"
 	"tribunal/store"
 	"tribunal/store/storetest"
 	"tribunal/watch"
@@ -30,7 +31,7 @@ func newWatchApp(t *testing.T, st *store.Store, script func(llmtest.ChatRequest)
 	log := slog.New(slog.DiscardHandler)
 	eng := engine.New(engine.Config{PollInterval: 20 * time.Millisecond, BackoffBase: 10 * time.Millisecond}, st, engine.NewBroker(), log)
 	w := watch.New(watch.Config{PollInterval: 20 * time.Millisecond, RetryInterval: 200 * time.Millisecond,
-		BackoffBase: 20 * time.Millisecond, BaseURL: "http://tribunal.test"}, st, eng, log)
+		BackoffBase: 20 * time.Millisecond, BaseURL: "http://tribunal.test", Egress: storetest.Egress}, st, eng, log)
 	ctx, cancel := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
 	wg.Go(func() { eng.Run(ctx) })
@@ -317,7 +318,7 @@ func TestAlertsAPI(t *testing.T) {
 		var alert store.Alert
 		a.do(t, call{method: "POST", path: "/api/alerts", body: fmt.Sprintf(`{"name":"Score low","metric":"score","model":"fake-small","condition":"LESS_THAN",
 			"threshold":0.8,"severity":"CRITICAL","channels":[{"type":"in_app"},{"type":"webhook","url":%q},{"type":"email","to":"ops@example.com"}]}`, receiver.URL)}, 201, &alert)
-		if alert.ID == 0 || alert.BaselineRuns != 5 || len(alert.Channels) != 3 || alert.Channels[1].URL != receiver.URL || !alert.Enabled {
+		if alert.ID == 0 || alert.BaselineRuns != 5 || len(alert.Channels) != 3 || alert.Channels[1].URL != secret.Mask(receiver.URL) || !alert.Enabled {
 			t.Fatalf("created: %+v", alert)
 		}
 		for _, tt := range []struct{ body, want string }{
@@ -461,7 +462,7 @@ func TestWatchPages(t *testing.T) {
 		t.Fatalf("create alert from the form: %d", res.StatusCode)
 	}
 	alerts, _ := st.Alerts(context.Background())
-	if len(alerts) != 1 || len(alerts[0].Channels) != 2 || alerts[0].Channels[1].URL != "https://hooks.slack.test/x" {
+	if len(alerts) != 1 || len(alerts[0].Channels) != 2 || alerts[0].Channels[1].URL != secret.Mask("https://hooks.slack.test/x") {
 		t.Fatalf("alerts: %+v", alerts)
 	}
 	// Run now from the page redirects to the run; the badge counts unread notifications.

@@ -18,6 +18,9 @@ import (
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
 	"github.com/openai/openai-go/v3/shared"
+
+	"tribunal/egress"
+	"tribunal/secret"
 )
 
 // Endpoint is where and how to reach one provider.
@@ -47,26 +50,40 @@ type connectTimeoutKey struct{}
 
 // NewHTTPClient is the HTTP client to share between Clients, so connections
 // are reused. Connecting takes at most the request's provider connect
-// timeout (else defaultConnect); each provider's timeout bounds the whole request.
-func NewHTTPClient(defaultConnect time.Duration) *http.Client {
+// timeout (else defaultConnect); each provider's timeout bounds the whole
+// request. Every connection goes only where policy lets providers go (nil:
+// egress.Default), and no redirect leads to another origin, which would
+// take the provider's secret headers along.
+func NewHTTPClient(defaultConnect time.Duration, policy *egress.Policy) *http.Client {
 	dial := func(ctx context.Context, network, addr string) (net.Conn, error) {
 		d := net.Dialer{Timeout: defaultConnect, KeepAlive: 30 * time.Second}
 		if t, ok := ctx.Value(connectTimeoutKey{}).(time.Duration); ok && t > 0 {
 			d.Timeout = t
 		}
-		conn, err := d.DialContext(ctx, network, addr)
+		conn, err := policy.DialContext(ctx, egress.Providers, d, network, addr)
 		if err != nil {
 			return nil, fmt.Errorf("connect to %s: %w", addr, err)
 		}
 		return conn, nil
 	}
-	return &http.Client{Transport: &http.Transport{
-		Proxy:               http.ProxyFromEnvironment,
-		DialContext:         dial,
-		TLSHandshakeTimeout: defaultConnect,
-		MaxIdleConnsPerHost: 256,
-		IdleConnTimeout:     90 * time.Second,
-	}}
+	return &http.Client{
+		Transport: &http.Transport{
+			Proxy:               policy.Proxy(egress.Providers),
+			DialContext:         dial,
+			TLSHandshakeTimeout: defaultConnect,
+			MaxIdleConnsPerHost: 256,
+			IdleConnTimeout:     90 * time.Second,
+		},
+		CheckRedirect: func(req *http.Request, via []*http.Request) error {
+			if !secret.SameOrigin(via[0].URL.String(), req.URL.String()) {
+				return fmt.Errorf("refused a redirect to another origin (%s://%s): the provider's headers go only to its base URL", req.URL.Scheme, req.URL.Host)
+			}
+			if len(via) >= 10 {
+				return errors.New("stopped after 10 redirects")
+			}
+			return nil
+		},
+	}
 }
 
 // withConnectTimeout scopes ctx's request to the endpoint's connect timeout.
@@ -80,7 +97,7 @@ func (c *Client) withConnectTimeout(ctx context.Context) context.Context {
 // New builds a client for an endpoint on a shared HTTP client (nil: a new one).
 func New(ep Endpoint, httpClient *http.Client) *Client {
 	if httpClient == nil {
-		httpClient = NewHTTPClient(10 * time.Second)
+		httpClient = NewHTTPClient(10*time.Second, nil)
 	}
 	if ep.Timeout <= 0 {
 		ep.Timeout = 120 * time.Second

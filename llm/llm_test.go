@@ -43,7 +43,7 @@ func unresponsiveAddr(t *testing.T) string {
 
 func TestConnectTimeoutIsPerProvider(t *testing.T) {
 	addr := unresponsiveAddr(t)
-	shared := NewHTTPClient(time.Minute)
+	shared := NewHTTPClient(time.Minute, nil)
 	c := New(Endpoint{BaseURL: "http://" + addr, ModelsEndpoint: "/v1/models", Timeout: time.Minute, ConnectTimeout: 500 * time.Millisecond}, shared)
 	start := time.Now()
 	_, err := c.Models(context.Background())

@@ -25,6 +25,7 @@ import (
 	"unicode"
 
 	"tribunal/importer"
+	"tribunal/secret"
 	"tribunal/store"
 )
 
@@ -512,11 +513,12 @@ func providerType(s string) store.ProviderType {
 	return store.ProviderType(strings.ToUpper(s))
 }
 
-// secretHeader reports whether a header usually carries a credential.
+// secretHeader reports whether a header usually carries a credential: those
+// that always do (secret.CredentialHeader) and any that looks like one.
 func secretHeader(key string) bool {
 	k := strings.ToLower(key)
-	return strings.Contains(k, "authorization") || strings.Contains(k, "key") || strings.Contains(k, "token") ||
-		strings.Contains(k, "secret") || strings.Contains(k, "password") || k == "cookie"
+	return secret.CredentialHeader(k) || strings.Contains(k, "authorization") || strings.Contains(k, "key") ||
+		strings.Contains(k, "token") || strings.Contains(k, "secret") || strings.Contains(k, "password")
 }
 
 func (p *reader) headers(n *node, field string) ([]store.Header, []string) {

@@ -13,6 +13,9 @@ import (
 	"time"
 
 	"gorm.io/gorm"
+
+	"tribunal/egress"
+	"tribunal/secret"
 )
 
 // AlertConditions are the conditions of seed 002 §7.4.
@@ -35,7 +38,8 @@ const (
 )
 
 // Channel is where an alert's notifications go: in_app, or a webhook,
-// Slack or Teams URL, or e-mail addresses (To, comma-separated).
+// Slack or Teams URL, or e-mail addresses (To, comma-separated). A URL
+// carries its secret (a token in its path), so users see it masked.
 type Channel struct {
 	Type string `json:"type"`
 	URL  string `json:"url,omitempty"`
@@ -88,7 +92,9 @@ type AlertInput struct {
 // DefaultAnomalyK is the k of ANOMALY_DETECTED (mean ± k·sd) when no threshold is given.
 const DefaultAnomalyK = 3
 
-func (s *Store) normalizeAlert(ctx context.Context, in *AlertInput) error {
+// normalizeAlert checks an alert; old are the channels it had, with their
+// URLs, which a masked URL sent back keeps.
+func (s *Store) normalizeAlert(ctx context.Context, in *AlertInput, old []Channel) error {
 	in.Name = strings.TrimSpace(in.Name)
 	in.Metric = strings.ToLower(strings.TrimSpace(in.Metric))
 	in.Model = strings.TrimSpace(in.Model)
@@ -170,11 +176,41 @@ func (s *Store) normalizeAlert(ctx context.Context, in *AlertInput) error {
 		return invalid("channels", "at most 20 channels")
 	}
 	for i := range in.Channels {
-		if err := normalizeChannel(&in.Channels[i], fmt.Sprintf("channels[%d]", i)); err != nil {
+		c, field := &in.Channels[i], fmt.Sprintf("channels[%d]", i)
+		if err := unmaskChannel(c, i, old, field); err != nil {
 			return err
+		}
+		if err := normalizeChannel(c, field); err != nil {
+			return err
+		}
+		if c.URL != "" {
+			if err := s.checkEgress(ctx, egress.Webhooks, field+".url", c.URL); err != nil {
+				return err
+			}
 		}
 	}
 	return nil
+}
+
+// unmaskChannel puts back the stored URL of a channel sent back masked: the
+// channel at the same place if it matches, else the first of the same type
+// and mask. A mask hides the host, so it cannot send the URL elsewhere.
+func unmaskChannel(c *Channel, i int, old []Channel, field string) error {
+	if !secret.Masked(c.URL) {
+		return nil
+	}
+	match := func(o Channel) bool {
+		return strings.EqualFold(o.Type, strings.TrimSpace(c.Type)) && o.URL != "" && secret.Mask(o.URL) == c.URL
+	}
+	if i < len(old) && match(old[i]) {
+		c.URL = old[i].URL
+		return nil
+	}
+	if j := slices.IndexFunc(old, match); j >= 0 {
+		c.URL = old[j].URL
+		return nil
+	}
+	return invalid(field+".url", "no stored URL matches the masked %q, so enter the URL again", c.URL)
 }
 
 func normalizeChannel(c *Channel, field string) error {
@@ -187,6 +223,9 @@ func normalizeChannel(c *Channel, field string) error {
 		u, err := url.Parse(c.URL)
 		if c.URL == "" || err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 			return invalid(field+".url", "a %s channel needs an http(s) URL", c.Type)
+		}
+		if u.User != nil {
+			return invalid(field+".url", "must not hold credentials (user:password@)")
 		}
 		if len(c.URL) > 2000 {
 			return invalid(field+".url", "is longer than 2,000 characters")
@@ -227,7 +266,9 @@ func (s *Store) sealChannels(chs []Channel) (string, error) {
 	return mustJSON(out), nil
 }
 
-func (s *Store) openAlert(a *Alert) error {
+// openAlert decodes an alert's channels with their URLs opened, or masked
+// for users.
+func (s *Store) openAlert(a *Alert, mask bool) error {
 	a.Channels = []Channel{}
 	if a.ChannelsRaw == "" {
 		return nil
@@ -241,47 +282,60 @@ func (s *Store) openAlert(a *Alert) error {
 			if err != nil {
 				return fmt.Errorf("store: alert %d channel: %w", a.ID, err)
 			}
+			if mask {
+				plain = secret.Mask(plain)
+			}
 			a.Channels[i].URL = plain
 		}
 	}
 	return nil
 }
 
-func (s *Store) openAlerts(as []Alert) error {
+func (s *Store) openAlerts(as []Alert, mask bool) error {
 	for i := range as {
-		if err := s.openAlert(&as[i]); err != nil {
+		if err := s.openAlert(&as[i], mask); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// Alerts lists the alerts by name.
+// Alerts lists the alerts by name, with channel URLs masked.
 func (s *Store) Alerts(ctx context.Context) ([]Alert, error) {
 	out := []Alert{}
 	if err := s.conn(ctx).Order("name").Find(&out).Error; err != nil {
 		return nil, fmt.Errorf("store: alerts: %w", err)
 	}
-	if err := s.openAlerts(out); err != nil {
+	if err := s.openAlerts(out, true); err != nil {
 		return nil, err
 	}
 	return out, nil
 }
 
-// Alert returns one alert.
+// Alert returns one alert with channel URLs masked.
 func (s *Store) Alert(ctx context.Context, id int64) (*Alert, error) {
+	return s.alert(ctx, id, true)
+}
+
+// AlertWithSecrets returns one alert with channel URLs in clear, to send
+// notifications. Never send the result to a user.
+func (s *Store) AlertWithSecrets(ctx context.Context, id int64) (*Alert, error) {
+	return s.alert(ctx, id, false)
+}
+
+func (s *Store) alert(ctx context.Context, id int64, mask bool) (*Alert, error) {
 	var a Alert
 	if err := s.conn(ctx).Take(&a, id).Error; err != nil {
 		return nil, fmt.Errorf("store: alert: %w", notFound(err, "alert", id))
 	}
-	return &a, s.openAlert(&a)
+	return &a, s.openAlert(&a, mask)
 }
 
 func (in AlertInput) enabled() bool { return in.Enabled == nil || *in.Enabled }
 
 // CreateAlert saves an alert. Channels default to in_app.
 func (s *Store) CreateAlert(ctx context.Context, in AlertInput) (*Alert, error) {
-	if err := s.normalizeAlert(ctx, &in); err != nil {
+	if err := s.normalizeAlert(ctx, &in, nil); err != nil {
 		return nil, err
 	}
 	raw, err := s.sealChannels(in.Channels)
@@ -301,9 +355,14 @@ func (s *Store) CreateAlert(ctx context.Context, in AlertInput) (*Alert, error) 
 	return s.Alert(ctx, a.ID)
 }
 
-// UpdateAlert replaces an alert's settings.
+// UpdateAlert replaces an alert's settings; a channel URL sent back masked
+// keeps the stored one.
 func (s *Store) UpdateAlert(ctx context.Context, id int64, in AlertInput) (*Alert, error) {
-	if err := s.normalizeAlert(ctx, &in); err != nil {
+	old, err := s.AlertWithSecrets(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.normalizeAlert(ctx, &in, old.Channels); err != nil {
 		return nil, err
 	}
 	raw, err := s.sealChannels(in.Channels)
@@ -348,7 +407,7 @@ func (s *Store) AlertsForRun(ctx context.Context, run *Run, finishedAt time.Time
 	if err != nil {
 		return nil, fmt.Errorf("store: alerts for run: %w", err)
 	}
-	return out, s.openAlerts(out)
+	return out, s.openAlerts(out, false)
 }
 
 // BaselineQuery picks the previous values an alert compares with.

@@ -12,6 +12,7 @@ import (
 	"gorm.io/gorm"
 	"gorm.io/gorm/clause"
 
+	"tribunal/egress"
 	"tribunal/secret"
 )
 
@@ -78,6 +79,9 @@ func (in *ProviderInput) Normalize() error {
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return invalid("base_url", "must be an http:// or https:// URL, e.g. http://127.0.0.1:11434")
 	}
+	if u.User != nil {
+		return invalid("base_url", "must not hold credentials (user:password@): send them in a header marked secret, e.g. Authorization")
+	}
 	for _, ep := range []struct{ field, value string }{{"models_endpoint", in.ModelsEndpoint}, {"inference_endpoint", in.InferenceEndpoint}} {
 		if !strings.HasPrefix(ep.value, "/") || strings.ContainsAny(ep.value, " ?#") {
 			return invalid(ep.field, "must be a path starting with /, e.g. /v1/models")
@@ -101,6 +105,8 @@ func (in *ProviderInput) Normalize() error {
 			return invalid(fmt.Sprintf("headers[%d].key", i), "%q appears twice", h.Key)
 		}
 		seen[lk] = true
+		// Whoever sends it, a credential is never stored in clear.
+		h.IsSecret = h.IsSecret || secret.CredentialHeader(h.Key)
 	}
 	seenModel := map[string]bool{}
 	for i := range in.Prices {
@@ -250,9 +256,21 @@ func (s *Store) provider(ctx context.Context, id int64) (*Provider, error) {
 	return &p, nil
 }
 
+// checkEgress refuses a URL the egress policy forbids kind to connect to,
+// when it is an IP literal or resolves now; connections are checked anyway.
+func (s *Store) checkEgress(ctx context.Context, kind egress.Kind, field, rawURL string) error {
+	if err := s.egress.CheckURL(ctx, kind, rawURL); err != nil {
+		return invalid(field, "%v", err)
+	}
+	return nil
+}
+
 // CreateProvider saves a new provider; secret header values are encrypted.
 func (s *Store) CreateProvider(ctx context.Context, in ProviderInput) (*Provider, error) {
 	if err := in.Normalize(); err != nil {
+		return nil, err
+	}
+	if err := s.checkEgress(ctx, egress.Providers, "base_url", in.BaseURL); err != nil {
 		return nil, err
 	}
 	var id int64
@@ -268,7 +286,7 @@ func (s *Store) CreateProvider(ctx context.Context, in ProviderInput) (*Provider
 		if err := tx.savePrices(ctx, p.ID, in.Prices); err != nil {
 			return err
 		}
-		return tx.saveHeaders(ctx, p.ID, in.Headers, nil)
+		return tx.saveHeaders(ctx, p.ID, in.Headers, nil, secret.Binding{})
 	})
 	if err != nil {
 		return nil, err
@@ -276,9 +294,14 @@ func (s *Store) CreateProvider(ctx context.Context, in ProviderInput) (*Provider
 	return s.Provider(ctx, id)
 }
 
-// UpdateProvider replaces a provider's fields and headers.
+// UpdateProvider replaces a provider's fields and headers. A secret header
+// sent back masked (or empty) keeps its value only while the base URL keeps
+// its origin (see secret.Binding.Keep).
 func (s *Store) UpdateProvider(ctx context.Context, id int64, in ProviderInput) (*Provider, error) {
 	if err := in.Normalize(); err != nil {
+		return nil, err
+	}
+	if err := s.checkEgress(ctx, egress.Providers, "base_url", in.BaseURL); err != nil {
 		return nil, err
 	}
 	err := s.Transact(ctx, func(tx *Store) error {
@@ -304,7 +327,7 @@ func (s *Store) UpdateProvider(ctx context.Context, id int64, in ProviderInput) 
 		if err := tx.savePrices(ctx, id, in.Prices); err != nil {
 			return err
 		}
-		return tx.saveHeaders(ctx, id, in.Headers, old.Headers)
+		return tx.saveHeaders(ctx, id, in.Headers, old.Headers, secret.Binding{Name: "base URL", Old: old.BaseURL, New: in.BaseURL})
 	})
 	if err != nil {
 		return nil, err
@@ -313,19 +336,21 @@ func (s *Store) UpdateProvider(ctx context.Context, id int64, in ProviderInput) 
 }
 
 // saveHeaders writes headers, sealing secrets. A secret sent back empty or
-// masked keeps the sealed value it had under the same key.
-func (s *Store) saveHeaders(ctx context.Context, providerID int64, hs []Header, old []Header) error {
+// masked keeps the sealed value it had under the same key, if b allows it.
+func (s *Store) saveHeaders(ctx context.Context, providerID int64, hs []Header, old []Header, b secret.Binding) error {
 	for i, h := range hs {
+		stored, ok := storedSecret(h.Key, old)
+		keep, err := b.Keep(h.Value, h.IsSecret, ok)
+		if err != nil {
+			return invalid(fmt.Sprintf("headers[%d].value", i), "%q: %v", h.Key, err)
+		}
 		value := h.Value
-		if h.IsSecret {
-			if keep, ok := keptSecret(h, old); ok {
-				value = keep
-			} else {
-				sealed, err := s.box.Seal(h.Value)
-				if err != nil {
-					return err
-				}
-				value = sealed
+		switch {
+		case keep:
+			value = stored
+		case h.IsSecret:
+			if value, err = s.box.Seal(h.Value); err != nil {
+				return err
 			}
 		}
 		row := Header{ProviderID: providerID, Position: i, Key: h.Key, Value: value, IsSecret: h.IsSecret}
@@ -336,12 +361,10 @@ func (s *Store) saveHeaders(ctx context.Context, providerID int64, hs []Header, 
 	return nil
 }
 
-func keptSecret(h Header, old []Header) (string, bool) {
-	if h.Value != "" && !strings.HasPrefix(h.Value, "••••") {
-		return "", false
-	}
+// storedSecret returns the sealed value of the secret header named key.
+func storedSecret(key string, old []Header) (string, bool) {
 	for _, o := range old {
-		if o.IsSecret && strings.EqualFold(o.Key, h.Key) {
+		if o.IsSecret && strings.EqualFold(o.Key, key) {
 			return o.Value, true
 		}
 	}

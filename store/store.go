@@ -25,6 +25,7 @@ import (
 	"gorm.io/gorm/logger"
 	modernc "modernc.org/sqlite"
 
+	"tribunal/egress"
 	"tribunal/migrations"
 	"tribunal/secret"
 )
@@ -96,6 +97,9 @@ type Config struct {
 	Box *secret.Box
 	// MaxActiveRuns is how many runs may be active at once; 0 means 1 (seed 000 FR-16).
 	MaxActiveRuns int
+	// Egress refuses, when they are saved, provider and webhook URLs that
+	// point where Tribunal may not connect; nil is egress.Default.
+	Egress *egress.Policy
 }
 
 // Store is the database handle. It is safe for concurrent use.
@@ -103,6 +107,7 @@ type Store struct {
 	db      *gorm.DB
 	dialect Dialect
 	box     *secret.Box
+	egress  *egress.Policy
 	now     func() time.Time
 	// maxActive is the active-run limit.
 	maxActive int
@@ -150,7 +155,7 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 		sqlDB.SetMaxOpenConns(20)
 		sqlDB.SetMaxIdleConns(20) // as many as open: closing idle ones would churn PostgreSQL backends
 	}
-	s := &Store{db: db, dialect: dialect, box: cfg.Box, now: func() time.Time { return time.Now().UTC() },
+	s := &Store{db: db, dialect: dialect, box: cfg.Box, egress: cfg.Egress, now: func() time.Time { return time.Now().UTC() },
 		maxActive: max(cfg.MaxActiveRuns, 1), dsn: dsn}
 	if err := s.checkMasterKey(ctx); err != nil {
 		sqlDB.Close()
@@ -277,7 +282,7 @@ func (s *Store) Close() error {
 // Transact runs fn in one transaction: all its writes land, or none.
 func (s *Store) Transact(ctx context.Context, fn func(tx *Store) error) error {
 	return s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-		return fn(&Store{db: tx, dialect: s.dialect, box: s.box, now: s.now, maxActive: s.maxActive, dsn: s.dsn, prepared: s.prepared})
+		return fn(&Store{db: tx, dialect: s.dialect, box: s.box, egress: s.egress, now: s.now, maxActive: s.maxActive, dsn: s.dsn, prepared: s.prepared})
 	})
 }
 

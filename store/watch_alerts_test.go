@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"tribunal/egress"
 	"tribunal/store"
 	"tribunal/store/storetest"
 )
@@ -28,8 +29,11 @@ func TestWatchAlertValidation(t *testing.T) {
 			t.Fatal(err)
 		}
 		if a.Metric != "accuracy" || a.Condition != "PERCENTAGE_DROP" || a.Severity != "WARNING" || a.BaselineRuns != 5 || !a.Enabled ||
-			len(a.Channels) != 2 || a.Channels[0].URL != "https://hooks.slack.test/T/B/secret" || a.Channels[1].To != "ops@example.com, b@example.com" {
+			len(a.Channels) != 2 || a.Channels[0].URL != "••••••cret" || a.Channels[1].To != "ops@example.com, b@example.com" {
 			t.Fatalf("created: %+v", a)
+		}
+		if plain, err := st.AlertWithSecrets(ctx, a.ID); err != nil || plain.Channels[0].URL != "https://hooks.slack.test/T/B/secret" {
+			t.Fatalf("created, in clear: %+v %v", plain, err)
 		}
 		an, err := st.CreateAlert(ctx, store.AlertInput{Name: "odd", KPIID: &k.ID, Condition: "ANOMALY_DETECTED"})
 		if err != nil || an.Threshold != store.DefaultAnomalyK || len(an.Channels) != 1 || an.Channels[0].Type != "in_app" {
@@ -169,5 +173,72 @@ func TestWatchNotificationsAndDeliveries(t *testing.T) {
 		if next, _ := st.NextDeliveryAt(ctx); next == nil || !next.Equal(now.Add(time.Hour).UTC().Truncate(time.Microsecond)) && !next.Equal(now.Add(time.Hour).UTC()) {
 			t.Errorf("next delivery at %v", next)
 		}
+	})
+}
+
+// TestWatchChannelURLMasked: users see a webhook URL masked; the mask sent
+// back keeps the stored URL, and a mask that matches none is refused.
+func TestWatchChannelURLMasked(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, st *store.Store) {
+		ctx := context.Background()
+		f := 1.0
+		hook := "https://hooks.example.test/services/T0/B0/s3cr3t-token"
+		a, err := st.CreateAlert(ctx, store.AlertInput{Name: "a", Metric: "score", Condition: "EQUALS", Threshold: &f,
+			Channels: []store.Channel{{Type: "in_app"}, {Type: "webhook", URL: hook}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		list, err := st.Alerts(ctx)
+		if err != nil || len(list) != 1 || strings.Contains(list[0].Channels[1].URL, "s3cr3t") || !strings.HasPrefix(list[0].Channels[1].URL, "••") {
+			t.Fatalf("listed: %+v %v", list, err)
+		}
+		// Sent back masked, in another order: kept.
+		in := store.AlertInput{Name: "a", Metric: "score", Condition: "EQUALS", Threshold: &f,
+			Channels: []store.Channel{a.Channels[1], {Type: "in_app"}}}
+		if _, err := st.UpdateAlert(ctx, a.ID, in); err != nil {
+			t.Fatal(err)
+		}
+		if got, err := st.AlertWithSecrets(ctx, a.ID); err != nil || got.Channels[0].URL != hook {
+			t.Fatalf("after a masked update: %+v %v", got, err)
+		}
+		// A mask of no stored URL (or of another type's) cannot be kept.
+		in.Channels = []store.Channel{{Type: "slack", URL: a.Channels[1].URL}}
+		_, err = st.UpdateAlert(ctx, a.ID, in)
+		wantInvalid(t, "mask of another type", err, "channels[0].url", "enter the URL again")
+		_, err = st.CreateAlert(ctx, store.AlertInput{Name: "b", Metric: "score", Condition: "EQUALS", Threshold: &f,
+			Channels: []store.Channel{{Type: "webhook", URL: a.Channels[1].URL}}})
+		wantInvalid(t, "mask on create", err, "channels[0].url", "enter the URL again")
+	})
+}
+
+// TestWatchChannelURLChecks: no credentials in a webhook URL, never a
+// metadata address, and no private address unless the policy lists webhooks.
+func TestWatchChannelURLChecks(t *testing.T) {
+	// Subtests of distinct names: a '#' in a test's temp dir would cut the SQLite file name.
+	t.Run("default", func(t *testing.T) {
+		storetest.EachWithEgress(t, egress.Default, func(t *testing.T, st *store.Store) {
+			ctx := context.Background()
+			f := 1.0
+			for _, tc := range []struct{ typ, url, want string }{
+				{"webhook", "https://user:pw@hooks.example.test/x", "must not hold credentials"},
+				{"webhook", "http://169.254.169.254/latest/meta-data/", "link-local or cloud metadata"},
+				{"slack", "http://100.100.100.200/", "link-local or cloud metadata"},
+				{"teams", "http://127.0.0.1:8080/hook", "--allow-private-egress=webhooks"},
+				{"webhook", "http://192.168.1.10/hook", "--allow-private-egress=webhooks"},
+			} {
+				_, err := st.CreateAlert(ctx, store.AlertInput{Name: "a", Metric: "score", Condition: "EQUALS", Threshold: &f,
+					Channels: []store.Channel{{Type: tc.typ, URL: tc.url}}})
+				wantInvalid(t, tc.url, err, "channels[0].url", tc.want)
+			}
+		})
+	})
+	t.Run("allowed", func(t *testing.T) {
+		storetest.EachWithEgress(t, egress.AllowPrivate(egress.Webhooks), func(t *testing.T, st *store.Store) {
+			f := 1.0
+			if _, err := st.CreateAlert(context.Background(), store.AlertInput{Name: "a", Metric: "score", Condition: "EQUALS", Threshold: &f,
+				Channels: []store.Channel{{Type: "webhook", URL: "http://127.0.0.1:8080/hook"}}}); err != nil {
+				t.Errorf("a private webhook where allowed: %v", err)
+			}
+		})
 	})
 }

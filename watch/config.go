@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"tribunal/egress"
 )
 
 // Config tunes the watch loops; zero values get defaults.
@@ -39,6 +41,8 @@ type Config struct {
 	BaseURL string
 	// SMTP sends e-mail; without a Host the email channel reports NOT_CONFIGURED.
 	SMTP SMTPConfig
+	// Egress says where webhooks may connect; nil is egress.Default.
+	Egress *egress.Policy
 	// Clock is the time source (default the real one).
 	Clock Clock
 }

@@ -21,6 +21,7 @@ import (
 	"sync"
 	"time"
 
+	"tribunal/egress"
 	"tribunal/store"
 )
 
@@ -39,8 +40,11 @@ func NewDeliverer(cfg Config, st *store.Store, log *slog.Logger) *Deliverer {
 	}
 	cfg = cfg.withDefaults()
 	transport := &http.Transport{
-		Proxy:                 http.ProxyFromEnvironment,
-		DialContext:           (&net.Dialer{Timeout: 5 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
+		// A webhook URL is the user's: each connection goes where the egress policy allows.
+		Proxy: cfg.Egress.Proxy(egress.Webhooks),
+		DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
+			return cfg.Egress.DialContext(ctx, egress.Webhooks, net.Dialer{Timeout: 5 * time.Second, KeepAlive: 30 * time.Second}, network, addr)
+		},
 		TLSHandshakeTimeout:   5 * time.Second,
 		ResponseHeaderTimeout: cfg.HTTPTimeout,
 		MaxIdleConnsPerHost:   4,
@@ -229,6 +233,8 @@ func (d *Deliverer) payload(channel string, n *store.Notification) any {
 }
 
 // post sends JSON; 2xx is success, other 4xx (but 408, 425, 429) are permanent.
+// Only the status is kept of a reply: its body is the receiver's and may hold
+// anything (a stack trace, a token), and deliveries are shown to users.
 func (d *Deliverer) post(ctx context.Context, url string, body any) (int, error) {
 	b, err := json.Marshal(body)
 	if err != nil {
@@ -245,12 +251,12 @@ func (d *Deliverer) post(ctx context.Context, url string, body any) (int, error)
 		return 0, &sendError{msg: redactURL(err.Error(), url)}
 	}
 	defer res.Body.Close()
-	snippet, _ := io.ReadAll(io.LimitReader(res.Body, 300))
+	io.Copy(io.Discard, io.LimitReader(res.Body, 64<<10)) // read, so the connection is reused
 	if res.StatusCode >= 200 && res.StatusCode < 300 {
 		return res.StatusCode, nil
 	}
 	code := res.StatusCode
-	se := &sendError{msg: fmt.Sprintf("HTTP %d: %s", code, strings.TrimSpace(string(snippet))), code: &code}
+	se := &sendError{msg: fmt.Sprintf("HTTP %d %s", code, http.StatusText(code)), code: &code}
 	switch {
 	case code == 408 || code == 425 || code == 429 || code >= 500:
 		if s, err := strconv.Atoi(res.Header.Get("Retry-After")); err == nil && s > 0 {

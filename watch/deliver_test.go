@@ -94,7 +94,7 @@ func TestDeliveryRetries(t *testing.T) {
 		if n.ReadAt == nil {
 			t.Errorf("a notification without in_app starts unread")
 		}
-		d := NewDeliverer(Config{Clock: clock, WorkerID: "w", MaxAttempts: 3, BaseURL: "http://tribunal.test/"}, st, quietLog())
+		d := NewDeliverer(Config{Clock: clock, WorkerID: "w", MaxAttempts: 3, BaseURL: "http://tribunal.test/", Egress: storetest.Egress}, st, quietLog())
 		step := func(want int) {
 			t.Helper()
 			got, err := d.Tick(ctx)
@@ -260,4 +260,67 @@ func (s *smtpServer) message() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.log.String()
+}
+
+// TestDeliveryKeepsNoReplyBody: a failed delivery records the status and its
+// generic reason, never what the receiver wrote back, which users would see.
+func TestDeliveryKeepsNoReplyBody(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, st *store.Store) {
+		ctx := context.Background()
+		leaky := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			w.WriteHeader(http.StatusForbidden)
+			io.WriteString(w, `{"error":"bad token","debug":"AWS_SECRET_ACCESS_KEY=wJalrXUtnFEMI/K7MDENG"}`)
+		}))
+		defer leaky.Close()
+		clock := newFakeClock(at(10, 0, 0))
+		n := &store.Notification{Kind: "ALERT", Severity: "INFO", Title: "t", Message: "m"}
+		if err := st.CreateNotification(ctx, n, []store.Channel{{Type: "webhook", URL: leaky.URL}}, clock.Now()); err != nil {
+			t.Fatal(err)
+		}
+		d := NewDeliverer(Config{Clock: clock, WorkerID: "w", BaseURL: "http://t", Egress: storetest.Egress}, st, quietLog())
+		if _, err := d.Tick(ctx); err != nil {
+			t.Fatal(err)
+		}
+		got, err := st.Notification(ctx, n.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		dl := got.Deliveries[0]
+		if dl.Status != store.DeliveryFailed || dl.ResponseCode == nil || *dl.ResponseCode != 403 || !strings.HasPrefix(dl.LastError, "HTTP 403 Forbidden") {
+			t.Errorf("delivery: %+v", dl)
+		}
+		if raw, _ := json.Marshal(got); strings.Contains(string(raw), "wJalrXUtnFEMI") || strings.Contains(string(raw), "bad token") {
+			t.Errorf("the reply body was stored: %s", raw)
+		}
+	})
+}
+
+// TestDeliveryEgressAtConnect: the policy is applied to the address each
+// connection goes to, whatever was checked when the URL was saved.
+func TestDeliveryEgressAtConnect(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, st *store.Store) {
+		ctx := context.Background()
+		local := newReceiver(t, 204)
+		_, port, _ := net.SplitHostPort(local.Listener.Addr().String())
+		clock := newFakeClock(at(10, 0, 0))
+		n := &store.Notification{Kind: "ALERT", Severity: "INFO", Title: "t", Message: "m"}
+		// By name, as a host whose DNS answer changed after the save would be.
+		if err := st.CreateNotification(ctx, n, []store.Channel{{Type: "webhook", URL: "http://localhost:" + port + "/hook"}}, clock.Now()); err != nil {
+			t.Fatal(err)
+		}
+		d := NewDeliverer(Config{Clock: clock, WorkerID: "w", BaseURL: "http://t"}, st, quietLog()) // the default policy
+		if _, err := d.Tick(ctx); err != nil {
+			t.Fatal(err)
+		}
+		got, err := st.Notification(ctx, n.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if dl := got.Deliveries[0]; dl.Status == store.DeliverySent || !strings.Contains(dl.LastError, "--allow-private-egress=webhooks") {
+			t.Errorf("delivery to loopback under the default policy: %+v", dl)
+		}
+		if len(local.calls()) != 0 {
+			t.Errorf("the receiver was reached")
+		}
+	})
 }

@@ -203,7 +203,7 @@ func TestEvaluatorKPIsAndAlerts(t *testing.T) {
 		}
 
 		// The webhook is delivered by the deliverer, with the run, value and baseline.
-		dl := NewDeliverer(Config{WorkerID: "w", BaseURL: "http://tribunal.test"}, st, quietLog())
+		dl := NewDeliverer(Config{WorkerID: "w", BaseURL: "http://tribunal.test", Egress: storetest.Egress}, st, quietLog())
 		if n, err := dl.Tick(ctx); err != nil || n != 1 {
 			t.Fatalf("deliver: %d %v", n, err)
 		}

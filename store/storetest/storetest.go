@@ -13,6 +13,7 @@ import (
 
 	_ "github.com/jackc/pgx/v5/stdlib" // pgx database/sql driver for schema set-up
 
+	"tribunal/egress"
 	"tribunal/secret"
 	"tribunal/store"
 )
@@ -27,10 +28,19 @@ func Box(t testing.TB) *secret.Box {
 	return b
 }
 
+// Egress is the test stores' policy: every kind may reach loopback, where
+// httptest servers listen.
+var Egress = egress.AllowPrivate(egress.Kinds...)
+
 // SQLite returns a store on a new SQLite file in t.TempDir().
 func SQLite(t testing.TB) *store.Store {
 	t.Helper()
-	st, err := store.Open(context.Background(), store.Config{DataDir: t.TempDir(), Box: Box(t)})
+	return sqlite(t, Egress)
+}
+
+func sqlite(t testing.TB, p *egress.Policy) *store.Store {
+	t.Helper()
+	st, err := store.Open(context.Background(), store.Config{DataDir: t.TempDir(), Box: Box(t), Egress: p})
 	if err != nil {
 		t.Fatalf("open sqlite store: %v", err)
 	}
@@ -77,7 +87,12 @@ func PostgresURL(t testing.TB) string {
 // Postgres returns a store on a fresh PostgreSQL schema.
 func Postgres(t testing.TB) *store.Store {
 	t.Helper()
-	st, err := store.Open(context.Background(), store.Config{DatabaseURL: PostgresURL(t), Box: Box(t)})
+	return postgres(t, Egress)
+}
+
+func postgres(t testing.TB, p *egress.Policy) *store.Store {
+	t.Helper()
+	st, err := store.Open(context.Background(), store.Config{DatabaseURL: PostgresURL(t), Box: Box(t), Egress: p})
 	if err != nil {
 		t.Fatalf("open postgres store: %v", err)
 	}
@@ -88,6 +103,12 @@ func Postgres(t testing.TB) *store.Store {
 // Each runs fn as a subtest on SQLite and on PostgreSQL.
 func Each(t *testing.T, fn func(t *testing.T, st *store.Store)) {
 	t.Helper()
-	t.Run("sqlite", func(t *testing.T) { fn(t, SQLite(t)) })
-	t.Run("postgres", func(t *testing.T) { fn(t, Postgres(t)) })
+	EachWithEgress(t, Egress, fn)
+}
+
+// EachWithEgress is Each on stores under another egress policy.
+func EachWithEgress(t *testing.T, p *egress.Policy, fn func(t *testing.T, st *store.Store)) {
+	t.Helper()
+	t.Run("sqlite", func(t *testing.T) { fn(t, sqlite(t, p)) })
+	t.Run("postgres", func(t *testing.T) { fn(t, postgres(t, p)) })
 }
