@@ -18,8 +18,10 @@ const Resamples = 2000
 
 // Estimate is a mean with its 95% confidence interval [Lo, Hi] and sample size N.
 type Estimate struct {
-	Mean, Lo, Hi float64
-	N            int
+	Mean float64 `json:"mean"`
+	Lo   float64 `json:"lo"`
+	Hi   float64 `json:"hi"`
+	N    int     `json:"n"`
 }
 
 // newRand gives the deterministic generator every bootstrap uses: same seed, same interval.

@@ -140,10 +140,10 @@ func (s *Store) EachRunItem(ctx context.Context, runID int64, fn func(*ItemView)
 
 // CurrentWork names what a run is doing right now, from its newest claim.
 type CurrentWork struct {
-	TaskID   string
-	Provider string
-	Model    string
-	Status   ItemStatus
+	TaskID   string     `json:"task_id"`
+	Provider string     `json:"provider"`
+	Model    string     `json:"model"`
+	Status   ItemStatus `json:"status"`
 }
 
 // RunCurrent returns the most recently claimed item still in flight, if any.
