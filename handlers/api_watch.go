@@ -409,11 +409,14 @@ func (h *Handler) apiDeleteKPI(c echo.Context) error {
 	return c.NoContent(http.StatusNoContent)
 }
 
+// FormulaJSON is a KPI formula to validate.
+type FormulaJSON struct {
+	Formula string `json:"formula"`
+}
+
 // apiValidateFormula answers {ok, errors: [{message, position}]} for {formula}.
 func (h *Handler) apiValidateFormula(c echo.Context) error {
-	var in struct {
-		Formula string `json:"formula"`
-	}
+	var in FormulaJSON
 	if err := bindJSON(c, &in); err != nil {
 		return err
 	}
@@ -577,6 +580,12 @@ func (h *Handler) notificationFilter(c echo.Context) (store.NotificationFilter, 
 	return f, nil
 }
 
+// NotificationPage is a page of notifications with the count of unread ones.
+type NotificationPage struct {
+	store.Page[NotificationJSON]
+	Unread int64 `json:"unread"`
+}
+
 func (h *Handler) apiListNotifications(c echo.Context) error {
 	f, err := h.notificationFilter(c)
 	if err != nil {
@@ -595,8 +604,19 @@ func (h *Handler) apiListNotifications(c echo.Context) error {
 	for i, n := range page.Items {
 		items[i] = notificationJSON(n)
 	}
-	return c.JSON(http.StatusOK, map[string]any{"items": items, "total": page.Total, "page": page.Page,
-		"per_page": page.PerPage, "unread": unread})
+	return c.JSON(http.StatusOK, NotificationPage{Page: store.Page[NotificationJSON]{Items: items, Total: page.Total,
+		Page: page.Page, PerPage: page.PerPage}, Unread: unread})
+}
+
+// NotificationIDs names the notifications to mark read.
+type NotificationIDs struct {
+	IDs []int64 `json:"ids"`
+}
+
+// NotificationsRead answers how many notifications were marked read and how many are left unread.
+type NotificationsRead struct {
+	Marked int64 `json:"marked"`
+	Unread int64 `json:"unread"`
 }
 
 // apiReadNotifications marks one notification read (/{id}/read), the ids
@@ -613,9 +633,7 @@ func (h *Handler) apiReadNotifications(c echo.Context) error {
 		}
 		ids = []int64{id}
 	} else if c.Request().ContentLength != 0 {
-		var in struct {
-			IDs []int64 `json:"ids"`
-		}
+		var in NotificationIDs
 		if err := bindJSON(c, &in); err != nil {
 			return err
 		}
@@ -632,5 +650,5 @@ func (h *Handler) apiReadNotifications(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return c.JSON(http.StatusOK, map[string]int64{"marked": n, "unread": unread})
+	return c.JSON(http.StatusOK, NotificationsRead{Marked: n, Unread: unread})
 }
