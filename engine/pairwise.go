@@ -81,7 +81,7 @@ func (e *Engine) dispatchPairwise(ctx context.Context, run *store.Run, rs *runSt
 			}
 			continue
 		}
-		client := e.clientFunc(p)
+		client := e.Client(p)
 		for i := range work {
 			w := &work[i]
 			e.start("", func() { e.compare(ctx, rs, pj, p, client, w) })
