@@ -260,8 +260,9 @@ func (h *Handler) runAction(c echo.Context, id int64, action string) (*store.Run
 // csvHeader is the export's columns, one row per item.
 // best_overall and best_value mark the rows of the run's best model overall
 // and best value (overall score per dollar).
-var csvHeader = []string{"task_id", "category", "subcategory", "provider", "model", "status", "score", "reasoning",
-	"response", "error", "time_ms", "tokens", "tps", "repeat", "cost_usd", "grade", "best_overall", "best_value"}
+var csvHeader = []string{"task_id", "category", "subcategory", "question", "reference", "provider", "model", "status",
+	"score", "judge", "reasoning", "response", "error", "time_ms", "tokens", "tps", "repeat", "cost_usd", "grade",
+	"best_overall", "best_value"}
 
 func (h *Handler) apiExportRun(c echo.Context) error {
 	id, err := pathID(c, "run")
@@ -333,8 +334,9 @@ func csvRow(v *store.ItemView, best [2]bool) []string {
 	if v.Response != nil {
 		resp = *v.Response
 	}
-	return []string{csvSafe(v.TaskID), csvSafe(v.Category), csvSafe(v.Subcategory), csvSafe(v.Provider), csvSafe(v.Model),
-		string(v.Status), f(v.Score, 2), csvSafe(v.Reasoning), csvSafe(resp), csvSafe(v.Error),
+	return []string{csvSafe(v.TaskID), csvSafe(v.Category), csvSafe(v.Subcategory), csvSafe(v.Question), csvSafe(v.Reference),
+		csvSafe(v.Provider), csvSafe(v.Model), string(v.Status), f(v.Score, 2), csvSafe(v.Judge), csvSafe(v.Reasoning),
+		csvSafe(resp), csvSafe(v.Error),
 		n(v.TimeMs), n(v.CompletionTokens), f(v.TokensPerS, 2), strconv.Itoa(v.RepeatIndex), f(v.CostUSD, 6),
 		deref(v.Grade), strconv.FormatBool(best[0]), strconv.FormatBool(best[1])}
 }
