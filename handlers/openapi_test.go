@@ -15,6 +15,8 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"tribunal/engine"
+	"tribunal/report"
+	"tribunal/store"
 	"tribunal/store/storetest"
 )
 
@@ -91,7 +93,10 @@ var snakeCase = regexp.MustCompile(`^[a-z][a-z0-9]*(_[a-z0-9]+)*$`)
 // an exported field whose JSON key is not snake_case (Go names it Mean
 // without a tag).
 func TestJSONSnakeCase(t *testing.T) {
-	types := []reflect.Type{reflect.TypeFor[ErrorJSON](), reflect.TypeFor[ProgressEventJSON](), reflect.TypeFor[ImportErrorJSON]()}
+	types := []reflect.Type{reflect.TypeFor[ErrorJSON](), reflect.TypeFor[ProgressEventJSON](), reflect.TypeFor[store.RunLog](),
+		// The JSON export (report.WriteJSON) writes these under its own keys.
+		reflect.TypeFor[store.Run](), reflect.TypeFor[report.Judge](), reflect.TypeFor[store.Progress](), reflect.TypeFor[store.RunSummary](),
+		reflect.TypeFor[store.RunMetrics](), reflect.TypeFor[report.Task](), reflect.TypeFor[report.Item]()}
 	for _, r := range (&Handler{}).apiRoutes() {
 		for _, v := range []any{r.in, r.out, r.invalid} {
 			if v != nil {
