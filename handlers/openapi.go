@@ -1,7 +1,9 @@
 package handlers
 
 import (
+	"cmp"
 	"encoding/json"
+	"maps"
 	"net/http"
 	"path"
 	"reflect"
@@ -96,7 +98,7 @@ func (g *schemaGen) operation(r apiRoute) map[string]any {
 		params = append(params, map[string]any{"name": m[1], "in": "path", "required": true, "schema": s})
 	}
 	for _, q := range strings.Fields(r.query) {
-		params = append(params, map[string]any{"name": q, "in": "query", "schema": map[string]any{"type": cmpOr(queryTypes[q], "string")}})
+		params = append(params, map[string]any{"name": q, "in": "query", "schema": map[string]any{"type": cmp.Or(queryTypes[q], "string")}})
 	}
 	if params != nil {
 		op["parameters"] = params
@@ -123,7 +125,7 @@ func (g *schemaGen) operation(r apiRoute) map[string]any {
 			"application/octet-stream": map[string]any{"schema": file}}}
 		errs = append(errs, http.StatusBadRequest, http.StatusRequestEntityTooLarge, http.StatusUnprocessableEntity)
 	}
-	status := cmpOrInt(r.status, http.StatusOK)
+	status := cmp.Or(r.status, http.StatusOK)
 	resp := map[string]any{}
 	switch {
 	case r.out != nil:
@@ -159,13 +161,6 @@ func operationID(h echo.HandlerFunc) string {
 	return strings.ToLower(name[:1]) + name[1:]
 }
 
-func cmpOrInt(v, def int) int {
-	if v != 0 {
-		return v
-	}
-	return def
-}
-
 // schemaKey tells a type's schema as a reply (fields the encoder always
 // writes are required) from its schema as a body (no field is required).
 type schemaKey struct {
@@ -190,13 +185,13 @@ var customSchemas = map[reflect.Type]map[string]any{
 
 func (g *schemaGen) schema(t reflect.Type, reply bool) map[string]any {
 	if s, ok := customSchemas[t]; ok {
-		return cloneMap(s)
+		return maps.Clone(s)
 	}
 	switch t.Kind() {
 	case reflect.Pointer:
 		s := g.schema(t.Elem(), reply)
 		if typ, ok := s["type"].(string); ok {
-			s = cloneMap(s)
+			s = maps.Clone(s)
 			s["type"] = []string{typ, "null"}
 			return s
 		}
@@ -316,14 +311,6 @@ func jsonFields(t reflect.Type) []jsonField {
 			seen[n] = true
 		}
 		current = next
-	}
-	return out
-}
-
-func cloneMap(m map[string]any) map[string]any {
-	out := make(map[string]any, len(m))
-	for k, v := range m {
-		out[k] = v
 	}
 	return out
 }
