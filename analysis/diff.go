@@ -1,7 +1,5 @@
 package analysis
 
-import "strings"
-
 // DiffOp is one run of a word diff: equal, deleted (only in A) or inserted (only in B).
 type DiffOp struct {
 	Kind string `json:"kind"` // "=", "-", "+"
@@ -83,15 +81,4 @@ func words(s string) []string {
 		out = append(out, s[start:])
 	}
 	return out
-}
-
-// Joined rebuilds one side of a diff: "-" for A, "+" for B.
-func Joined(ops []DiffOp, side string) string {
-	var b strings.Builder
-	for _, op := range ops {
-		if op.Kind == "=" || op.Kind == side {
-			b.WriteString(op.Text)
-		}
-	}
-	return b.String()
 }

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"log/slog"
 	"math/rand/v2"
+	"net/http"
 	"os"
 	"strings"
 	"sync"
@@ -51,7 +52,7 @@ type Engine struct {
 	wake   chan struct{}
 	slots  chan struct{} // one token per call in flight in this process
 
-	clientFunc func(p *store.Provider) *llm.Client
+	httpClient *http.Client // shared by every provider's client
 	notify     *notifier
 	logs       *logBuffer
 
@@ -111,12 +112,11 @@ func New(cfg Config, st *store.Store, broker *Broker, logger *slog.Logger) *Engi
 		logger = slog.Default()
 	}
 	logger = logger.With("worker_id", cfg.WorkerID)
-	httpClient := llm.NewHTTPClient(10*time.Second, cfg.Egress)
 	e := &Engine{
 		store: st, broker: broker, log: logger, cfg: cfg,
 		wake:       make(chan struct{}, 1),
 		slots:      make(chan struct{}, cfg.MaxInFlight),
-		clientFunc: func(p *store.Provider) *llm.Client { return llm.New(endpoint(p), httpClient) },
+		httpClient: llm.NewHTTPClient(10*time.Second, cfg.Egress),
 		notify:     newNotifier(st, logger),
 		providers:  map[int64]cachedProvider{},
 		runs:       map[int64]*runState{},
@@ -135,9 +135,6 @@ func dialect(st *store.Store) store.Dialect {
 	return st.Dialect()
 }
 
-// SetClientFunc replaces how provider clients are built (tests point them at fakes).
-func (e *Engine) SetClientFunc(f func(p *store.Provider) *llm.Client) { e.clientFunc = f }
-
 func endpoint(p *store.Provider) llm.Endpoint {
 	h := make(map[string]string, len(p.Headers))
 	for _, x := range p.Headers {
@@ -149,7 +146,7 @@ func endpoint(p *store.Provider) llm.Endpoint {
 }
 
 // Client returns a client for a provider loaded with its secrets.
-func (e *Engine) Client(p *store.Provider) *llm.Client { return e.clientFunc(p) }
+func (e *Engine) Client(p *store.Provider) *llm.Client { return llm.New(endpoint(p), e.httpClient) }
 
 // Broker returns the engine's change broker.
 func (e *Engine) Broker() *Broker { return e.broker }
@@ -379,7 +376,7 @@ func (e *Engine) chain(ctx context.Context, rs *runState, providerID *int64, p *
 			return
 		}
 		if err == nil && cur != p {
-			p, client = cur, e.clientFunc(cur)
+			p, client = cur, e.Client(cur)
 		}
 		nw, err := e.workItems(ctx, rs, []store.Item{*next})
 		if err != nil {
@@ -479,7 +476,7 @@ func (e *Engine) dispatchBenchmark(ctx context.Context, run *store.Run, rs *runS
 		if err != nil || !ok {
 			return false, err // another worker is warming it up
 		}
-		client := e.clientFunc(p)
+		client := e.Client(p)
 		target := *tg
 		e.start("", func() { e.warmup(ctx, run.ID, &target, p, client) })
 		return false, nil
@@ -500,7 +497,7 @@ func (e *Engine) dispatchBenchmark(ctx context.Context, run *store.Run, rs *runS
 	if err != nil {
 		return false, err
 	}
-	client := e.clientFunc(p)
+	client := e.Client(p)
 	for i := range work {
 		w := &work[i]
 		e.start(slot, func() {
@@ -559,7 +556,7 @@ func (e *Engine) dispatchJudging(ctx context.Context, run *store.Run, rs *runSta
 			}
 			continue
 		}
-		client := e.clientFunc(p)
+		client := e.Client(p)
 		last := pos == len(rs.judges)-1
 		for i := range work {
 			w := &work[i]

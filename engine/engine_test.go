@@ -151,6 +151,25 @@ func TestRunCompletes(t *testing.T) {
 		if sum.Overall.AvgScore == nil || *sum.Overall.AvgScore != 7 || len(sum.PerModel) != 2 || len(sum.PerTask) != 3 {
 			t.Errorf("summary: %+v", sum)
 		}
+		// A verdict's log entry, like an answer's, shows what the judge was sent and what it said.
+		logs, err := st.RunLogs(context.Background(), run.ID, 0, 1000)
+		if err != nil {
+			t.Fatal(err)
+		}
+		verdicts := 0
+		for _, l := range logs {
+			if l.Kind != "verdict" {
+				continue
+			}
+			verdicts++
+			if !strings.Contains(l.Detail, "REASONING\nMostly right.") || !strings.Contains(l.Detail, "[user]\n") ||
+				!strings.Contains(l.Detail, "Answer: What is") || !strings.Contains(l.Detail, `RAW REPLY`+"\n"+`{"score": 7, "reasoning": "Mostly right."}`) {
+				t.Errorf("verdict log detail lacks the reasoning, prompt or raw reply:\n%s", l.Detail)
+			}
+		}
+		if verdicts != 6 {
+			t.Errorf("%d verdict log entries, want 6", verdicts)
+		}
 	})
 }
 

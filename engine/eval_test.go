@@ -241,6 +241,9 @@ func TestChecksOnlyRun(t *testing.T) {
 		if len(got) != 1 || got[0].Score == nil || *got[0].Score != 0.5 {
 			t.Fatalf("items %+v, want one with score 0.5 (numeric 1, contains 0)", got)
 		}
+		if got[0].Judge != "check:numeric check:contains" || got[0].Reference != "... #### 72" {
+			t.Errorf("item judge %q, reference %q: want the checks that scored it and the task's reference", got[0].Judge, got[0].Reference)
+		}
 		sum, err := st.RunSummary(ctx, run.ID, 10)
 		if err != nil || sum.Overall.PassRate == nil || *sum.Overall.PassRate != 1 {
 			t.Fatalf("summary %+v %v: 0.5 passes at the 0.5 threshold", sum, err)

@@ -124,7 +124,7 @@ func (e *Engine) judge(ctx context.Context, pj *panelJudge, last bool, p *store.
 		verdict.CostUSD = *c
 	}
 	entry := itemLog(w, store.LogInfo, "verdict", fmt.Sprintf("⚖ %s · %s: %s scores %s", w.Target.Label(), w.Task.TaskKey, pj.Name,
-		formatScore(v.Overall, pj.ScaleMax)), v.Reasoning())
+		formatScore(v.Overall, pj.ScaleMax)), judgeLogDetail(v.Reasoning(), req, resp.Text))
 	c := store.JudgingCompletion(&w.Item, verdict)
 	e.complete(ctx, c, e.successor(ctx, w, p))
 	if c.Err != nil {
@@ -133,6 +133,19 @@ func (e *Engine) judge(ctx context.Context, pj *panelJudge, last bool, p *store.
 	}
 	e.logs.add(entry)
 	return c.Successor
+}
+
+// judgeLogDetail is a verdict's live-log detail: the reasoning, then the
+// prompt the judge saw and its raw reply, so a surprising score can be
+// checked from the log as an answer can.
+func judgeLogDetail(reasoning string, req llm.Request, raw string) string {
+	var b strings.Builder
+	b.WriteString("REASONING\n" + reasoning + "\n\nPROMPT\n")
+	for _, m := range req.Messages {
+		b.WriteString("[" + m.Role + "]\n" + m.Content + "\n")
+	}
+	b.WriteString("\nRAW REPLY\n" + raw)
+	return b.String()
 }
 
 func formatScore(v float64, scaleMax int) string {

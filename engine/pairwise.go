@@ -81,7 +81,7 @@ func (e *Engine) dispatchPairwise(ctx context.Context, run *store.Run, rs *runSt
 			}
 			continue
 		}
-		client := e.clientFunc(p)
+		client := e.Client(p)
 		for i := range work {
 			w := &work[i]
 			e.start("", func() { e.compare(ctx, rs, pj, p, client, w) })
@@ -159,9 +159,12 @@ func (e *Engine) compare(ctx context.Context, rs *runState, pj *panelJudge, p *s
 	if flipped {
 		outcome = fmt.Sprintf("tie (the orders disagree: %s, then %s)", ab.Pick, ba.Pick)
 	}
+	// The prompts are made again for the log: the first order's may come from an earlier attempt.
+	reqAB, _ := pairwiseRequest(pj, &w.Task, a, b)
+	reqBA, _ := pairwiseRequest(pj, &w.Task, b, a)
 	entry := pairLog(w, store.LogInfo, "verdict", fmt.Sprintf("⚖ %s · %s: %s vs %s → %s", pj.Name, w.Task.TaskKey,
 		e.targetLabel(rs, w.TargetA), e.targetLabel(rs, w.TargetB), outcome),
-		"A first: "+ab.Reasoning+"\n\nB first: "+ba.Reasoning)
+		"A FIRST\n"+judgeLogDetail(ab.Reasoning, reqAB, ab.Raw)+"\n\nB FIRST\n"+judgeLogDetail(ba.Reasoning, reqBA, ba.Raw))
 	if err := e.store.CompleteComparison(context.WithoutCancel(ctx), &w.Comparison, store.PairResult{AB: ab, BA: ba, CostUSD: cost}); err != nil {
 		e.log.ErrorContext(ctx, "store pairwise verdict", "comparison_id", w.ID, "err", err)
 		return

@@ -261,15 +261,18 @@ func (h *Handler) apiUpdateCollection(c echo.Context) error {
 	return c.JSON(http.StatusOK, col)
 }
 
+// CollectionTasksPatch adds tasks to a collection and removes others.
+type CollectionTasksPatch struct {
+	Add    []store.TaskRef `json:"add"`
+	Remove []store.TaskRef `json:"remove"`
+}
+
 func (h *Handler) apiPatchCollectionTasks(c echo.Context) error {
 	id, err := pathID(c, "collection")
 	if err != nil {
 		return err
 	}
-	var in struct {
-		Add    []store.TaskRef `json:"add"`
-		Remove []store.TaskRef `json:"remove"`
-	}
+	var in CollectionTasksPatch
 	if err := bindJSON(c, &in); err != nil {
 		return err
 	}

@@ -16,17 +16,6 @@ import (
 	"tribunal/store"
 )
 
-// importRoutes registers the import API and pages, the report exports and
-// the new-run task picker.
-func (h *Handler) importRoutes(e *echo.Echo) {
-	e.GET("/import", h.showImport)
-	e.POST("/import/preview", h.previewImport)
-	e.POST("/import", h.confirmImport)
-	e.GET("/runs/new/tasks", h.runTaskPicker)
-	e.POST("/api/import", h.apiImport)
-	e.GET("/api/export", h.apiExportRuns)
-}
-
 // upload is a task file sent to be imported, with its options.
 type upload struct {
 	name       string

@@ -188,6 +188,12 @@ func (h *Handler) apiRunAction(c echo.Context) error {
 	return c.JSON(http.StatusOK, out)
 }
 
+// RequeuedJSON is a run with the number of its items sent back to work.
+type RequeuedJSON struct {
+	Requeued int64 `json:"requeued"`
+	*RunJSON
+}
+
 func (h *Handler) apiRetryJudging(c echo.Context) error {
 	id, err := pathID(c, "run")
 	if err != nil {
@@ -205,10 +211,7 @@ func (h *Handler) apiRetryJudging(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return c.JSON(http.StatusOK, struct {
-		Requeued int64 `json:"requeued"`
-		*RunJSON
-	}{n, out})
+	return c.JSON(http.StatusOK, RequeuedJSON{Requeued: n, RunJSON: out})
 }
 
 func (h *Handler) runAction(c echo.Context, id int64, action string) (*store.Run, error) {

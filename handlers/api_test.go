@@ -318,23 +318,31 @@ func TestRunsAPI(t *testing.T) {
 		if err != nil {
 			t.Fatalf("CSV does not parse: %v", err)
 		}
-		wantHeader := "task_id,category,subcategory,question,reference,provider,model,judge,status,score,reasoning,response,error,time_ms,tokens,tps,repeat,cost_usd,grade,best_overall,best_value"
+		wantHeader := "task_id,category,subcategory,question,reference,provider,model,status,score,judge,reasoning,response,error," +
+			"time_ms,tokens,tps,repeat,cost_usd,grade,best_overall,best_value"
 		if strings.Join(rows[0], ",") != wantHeader || len(rows) != 5 {
 			t.Fatalf("CSV header %v, %d rows", rows[0], len(rows))
 		}
-		for _, r := range rows[1:] {
-			// Both models average 6, a tie: no best overall; without prices no best value.
-			if r[19] != "false" || r[20] != "false" || r[17] != "" || r[16] != "1" {
-				t.Errorf("CSV best/cost columns %v (score %s)", r[16:], r[9])
+		for _, row := range rows[1:] {
+			r := map[string]string{}
+			for i, name := range rows[0] {
+				r[name] = row[i]
 			}
-			if r[8] != "COMPLETED" || (r[9] != "9.00" && r[9] != "3.00") || r[13] == "" || r[14] == "" {
+			// Both models average 6, a tie: no best overall; without prices no best value.
+			if r["best_overall"] != "false" || r["best_value"] != "false" || r["cost_usd"] != "" || r["repeat"] != "1" {
+				t.Errorf("CSV best/cost columns %v", r)
+			}
+			if r["status"] != "COMPLETED" || (r["score"] != "9.00" && r["score"] != "3.00") || r["time_ms"] == "" || r["tokens"] == "" {
 				t.Errorf("CSV row %v", r)
 			}
-			if r[0] == "r-1" && r[11] != "Answer: Say \"hi\", please\nin two lines" {
-				t.Errorf("CSV response lost quotes or newlines: %q", r[11])
+			if r["judge"] != "Fake / fake-judge" {
+				t.Errorf("CSV judge %q, want the run judge's name", r["judge"])
 			}
-			if r[0] == "r-0" && (!strings.HasPrefix(r[10], "'=") || !strings.HasPrefix(r[11], "Answer: =2+2")) {
-				t.Errorf("CSV formula not defused: %q %q", r[10], r[11])
+			if r["task_id"] == "r-1" && (r["response"] != "Answer: Say \"hi\", please\nin two lines" || r["question"] != "Say \"hi\", please\nin two lines") {
+				t.Errorf("CSV question or response lost quotes or newlines: %q %q", r["question"], r["response"])
+			}
+			if r["task_id"] == "r-0" && (!strings.HasPrefix(r["reasoning"], "'=") || !strings.HasPrefix(r["response"], "Answer: =2+2") || r["question"] != "'=2+2") {
+				t.Errorf("CSV formula not defused: %q %q %q", r["reasoning"], r["response"], r["question"])
 			}
 		}
 		a.do(t, call{method: "GET", path: fmt.Sprintf("/api/runs/%d/export?format=xlsx", run.ID)}, 400, nil)

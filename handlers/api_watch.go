@@ -19,71 +19,6 @@ import (
 	"tribunal/watch"
 )
 
-// watchRoutes registers the pages and API of schedules, KPIs, alerts and
-// notifications (issue 6).
-func (h *Handler) watchRoutes(e *echo.Echo) {
-	e.GET("/watch", func(c echo.Context) error { return c.Redirect(http.StatusFound, "/schedules") })
-	e.GET("/watch/badge", h.unreadBadge)
-
-	e.GET("/schedules", h.showSchedules)
-	e.POST("/schedules", h.createSchedulePage)
-	e.POST("/schedules/preview", h.cronPreview)
-	e.GET("/schedules/:schedule", h.showSchedule)
-	e.POST("/schedules/:schedule", h.updateSchedulePage)
-	e.POST("/schedules/:schedule/toggle", h.toggleSchedulePage)
-	e.POST("/schedules/:schedule/run", h.runSchedulePage)
-	e.POST("/schedules/:schedule/delete", h.deleteSchedulePage)
-
-	e.GET("/kpis", h.showKPIs)
-	e.POST("/kpis", h.createKPIPage)
-	e.POST("/kpis/check", h.checkFormulaPage)
-	e.GET("/kpis/:kpi", h.showKPI)
-	e.POST("/kpis/:kpi", h.updateKPIPage)
-	e.POST("/kpis/:kpi/delete", h.deleteKPIPage)
-
-	e.GET("/alerts", h.showAlerts)
-	e.POST("/alerts", h.createAlertPage)
-	e.GET("/alerts/:alert", h.showAlert)
-	e.POST("/alerts/:alert", h.updateAlertPage)
-	e.POST("/alerts/:alert/toggle", h.toggleAlertPage)
-	e.POST("/alerts/:alert/test", h.testAlertPage)
-	e.POST("/alerts/:alert/delete", h.deleteAlertPage)
-
-	e.GET("/notifications", h.showNotifications)
-	e.POST("/notifications/read", h.readNotificationsPage)
-	e.POST("/notifications/:notification/read", h.readNotificationsPage)
-
-	e.GET("/api/schedules", h.apiListSchedules)
-	e.POST("/api/schedules", h.apiCreateSchedule)
-	e.GET("/api/schedules/:schedule", h.apiGetSchedule)
-	e.PUT("/api/schedules/:schedule", h.apiUpdateSchedule)
-	e.PATCH("/api/schedules/:schedule", h.apiUpdateSchedule)
-	e.DELETE("/api/schedules/:schedule", h.apiDeleteSchedule)
-	e.POST("/api/schedules/:schedule/run", h.apiRunSchedule)
-	e.GET("/api/schedules/:schedule/runs", h.apiScheduleHistory)
-
-	e.GET("/api/kpis", h.apiListKPIs)
-	e.POST("/api/kpis", h.apiCreateKPI)
-	e.POST("/api/kpis/validate", h.apiValidateFormula)
-	e.GET("/api/kpis/:kpi", h.apiGetKPI)
-	e.PUT("/api/kpis/:kpi", h.apiUpdateKPI)
-	e.PATCH("/api/kpis/:kpi", h.apiUpdateKPI)
-	e.DELETE("/api/kpis/:kpi", h.apiDeleteKPI)
-	e.GET("/api/kpis/:kpi/values", h.apiKPIValues)
-
-	e.GET("/api/alerts", h.apiListAlerts)
-	e.POST("/api/alerts", h.apiCreateAlert)
-	e.GET("/api/alerts/:alert", h.apiGetAlert)
-	e.PUT("/api/alerts/:alert", h.apiUpdateAlert)
-	e.PATCH("/api/alerts/:alert", h.apiUpdateAlert)
-	e.DELETE("/api/alerts/:alert", h.apiDeleteAlert)
-	e.POST("/api/alerts/:alert/test", h.apiTestAlert)
-
-	e.GET("/api/notifications", h.apiListNotifications)
-	e.POST("/api/notifications/read", h.apiReadNotifications)
-	e.POST("/api/notifications/:notification/read", h.apiReadNotifications)
-}
-
 // runKPIValues lists a finished run's KPI values for GET /api/runs/{id}.
 func (h *Handler) runKPIValues(ctx context.Context, runID int64) ([]store.RunKPI, error) {
 	return h.store.RunKPIValues(ctx, runID)
@@ -474,11 +409,14 @@ func (h *Handler) apiDeleteKPI(c echo.Context) error {
 	return c.NoContent(http.StatusNoContent)
 }
 
+// FormulaJSON is a KPI formula to validate.
+type FormulaJSON struct {
+	Formula string `json:"formula"`
+}
+
 // apiValidateFormula answers {ok, errors: [{message, position}]} for {formula}.
 func (h *Handler) apiValidateFormula(c echo.Context) error {
-	var in struct {
-		Formula string `json:"formula"`
-	}
+	var in FormulaJSON
 	if err := bindJSON(c, &in); err != nil {
 		return err
 	}
@@ -642,6 +580,12 @@ func (h *Handler) notificationFilter(c echo.Context) (store.NotificationFilter, 
 	return f, nil
 }
 
+// NotificationPage is a page of notifications with the count of unread ones.
+type NotificationPage struct {
+	store.Page[NotificationJSON]
+	Unread int64 `json:"unread"`
+}
+
 func (h *Handler) apiListNotifications(c echo.Context) error {
 	f, err := h.notificationFilter(c)
 	if err != nil {
@@ -660,8 +604,19 @@ func (h *Handler) apiListNotifications(c echo.Context) error {
 	for i, n := range page.Items {
 		items[i] = notificationJSON(n)
 	}
-	return c.JSON(http.StatusOK, map[string]any{"items": items, "total": page.Total, "page": page.Page,
-		"per_page": page.PerPage, "unread": unread})
+	return c.JSON(http.StatusOK, NotificationPage{Page: store.Page[NotificationJSON]{Items: items, Total: page.Total,
+		Page: page.Page, PerPage: page.PerPage}, Unread: unread})
+}
+
+// NotificationIDs names the notifications to mark read.
+type NotificationIDs struct {
+	IDs []int64 `json:"ids"`
+}
+
+// NotificationsRead answers how many notifications were marked read and how many are left unread.
+type NotificationsRead struct {
+	Marked int64 `json:"marked"`
+	Unread int64 `json:"unread"`
 }
 
 // apiReadNotifications marks one notification read (/{id}/read), the ids
@@ -678,9 +633,7 @@ func (h *Handler) apiReadNotifications(c echo.Context) error {
 		}
 		ids = []int64{id}
 	} else if c.Request().ContentLength != 0 {
-		var in struct {
-			IDs []int64 `json:"ids"`
-		}
+		var in NotificationIDs
 		if err := bindJSON(c, &in); err != nil {
 			return err
 		}
@@ -697,5 +650,5 @@ func (h *Handler) apiReadNotifications(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return c.JSON(http.StatusOK, map[string]int64{"marked": n, "unread": unread})
+	return c.JSON(http.StatusOK, NotificationsRead{Marked: n, Unread: unread})
 }

@@ -175,6 +175,14 @@ func progressKey(f *runFrame) string {
 	return fmt.Sprintf("%s|%s|%v|%s", f.run.Status, f.run.Phase, f.progress.ByStatus, cur)
 }
 
+// ProgressEventJSON is the data of a "progress" event.
+type ProgressEventJSON struct {
+	Status   store.RunStatus    `json:"status"`
+	Phase    store.Phase        `json:"phase"`
+	Progress runs.Progress      `json:"progress"`
+	Current  *store.CurrentWork `json:"current"`
+}
+
 // apiRunEvents streams JSON events: "log" (one per entry, id = entry id),
 // "progress" (the run's status and counts) and "end" when the run is over.
 func (h *Handler) apiRunEvents(c echo.Context) error {
@@ -188,8 +196,7 @@ func (h *Handler) apiRunEvents(c echo.Context) error {
 		if !progressChanged {
 			return nil
 		}
-		b, _ := json.Marshal(map[string]any{"status": f.run.Status, "phase": f.run.Phase,
-			"progress": f.progress, "current": f.current})
+		b, _ := json.Marshal(ProgressEventJSON{Status: f.run.Status, Phase: f.run.Phase, Progress: f.progress, Current: f.current})
 		return w.event("", "progress", string(b))
 	})
 }

@@ -101,7 +101,7 @@ func (h *Handler) handleError(err error, c echo.Context) {
 			c.NoContent(status)
 			return
 		}
-		c.JSON(status, map[string]string{"error": msg})
+		c.JSON(status, ErrorJSON{Error: msg})
 		return
 	}
 	if isHTMX(c) {

@@ -20,26 +20,6 @@ import (
 	"tribunal/views"
 )
 
-// evalPages registers the pages of judges, judgement styles and grading.
-func (h *Handler) evalPages(e *echo.Echo) {
-	e.GET("/judges", h.showJudges)
-	e.POST("/judges", h.createJudgePage)
-	e.GET("/judges/:judge/edit", h.editJudgePage)
-	e.POST("/judges/:judge", h.updateJudgePage)
-	e.POST("/judges/:judge/delete", h.deleteJudgePage)
-
-	e.GET("/styles", h.showStyles)
-	e.POST("/styles", h.createStylePage)
-	e.GET("/styles/metric-row", h.styleMetricRow)
-	e.GET("/styles/:style", h.showStyleHistory)
-	e.GET("/styles/:style/edit", h.editStylePage)
-	e.POST("/styles/:style", h.updateStylePage)
-	e.POST("/styles/:style/delete", h.deleteStylePage)
-
-	e.GET("/runs/:run/grade", h.showGrading)
-	e.POST("/runs/:run/grade/:item", h.gradeItemPage)
-}
-
 // formErrors turns the error of a refused form into messages by field. A
 // field the form does not show (fieldOf answers "") goes to the top of the
 // form. ok is false when the error is not the user's to fix.

@@ -7,7 +7,10 @@ import (
 	"github.com/labstack/echo/v4"
 	"github.com/labstack/echo/v4/middleware"
 
+	"tribunal/analysis"
 	"tribunal/assets"
+	"tribunal/kpi"
+	"tribunal/store"
 )
 
 // routes lists every route of Tribunal in one place.
@@ -47,9 +50,54 @@ func (h *Handler) routes(e *echo.Echo) {
 	e.POST("/collections/:collection/tasks/:task", h.toggleCollectionTask)
 	e.POST("/collections/:collection/delete", h.deleteCollection)
 
-	h.evalPages(e)
-	h.importRoutes(e)
-	h.watchRoutes(e)
+	e.GET("/judges", h.showJudges)
+	e.POST("/judges", h.createJudgePage)
+	e.GET("/judges/:judge/edit", h.editJudgePage)
+	e.POST("/judges/:judge", h.updateJudgePage)
+	e.POST("/judges/:judge/delete", h.deleteJudgePage)
+
+	e.GET("/styles", h.showStyles)
+	e.POST("/styles", h.createStylePage)
+	e.GET("/styles/metric-row", h.styleMetricRow)
+	e.GET("/styles/:style", h.showStyleHistory)
+	e.GET("/styles/:style/edit", h.editStylePage)
+	e.POST("/styles/:style", h.updateStylePage)
+	e.POST("/styles/:style/delete", h.deleteStylePage)
+
+	e.GET("/import", h.showImport)
+	e.POST("/import/preview", h.previewImport)
+	e.POST("/import", h.confirmImport)
+
+	e.GET("/watch", func(c echo.Context) error { return c.Redirect(http.StatusFound, "/schedules") })
+	e.GET("/watch/badge", h.unreadBadge)
+
+	e.GET("/schedules", h.showSchedules)
+	e.POST("/schedules", h.createSchedulePage)
+	e.POST("/schedules/preview", h.cronPreview)
+	e.GET("/schedules/:schedule", h.showSchedule)
+	e.POST("/schedules/:schedule", h.updateSchedulePage)
+	e.POST("/schedules/:schedule/toggle", h.toggleSchedulePage)
+	e.POST("/schedules/:schedule/run", h.runSchedulePage)
+	e.POST("/schedules/:schedule/delete", h.deleteSchedulePage)
+
+	e.GET("/kpis", h.showKPIs)
+	e.POST("/kpis", h.createKPIPage)
+	e.POST("/kpis/check", h.checkFormulaPage)
+	e.GET("/kpis/:kpi", h.showKPI)
+	e.POST("/kpis/:kpi", h.updateKPIPage)
+	e.POST("/kpis/:kpi/delete", h.deleteKPIPage)
+
+	e.GET("/alerts", h.showAlerts)
+	e.POST("/alerts", h.createAlertPage)
+	e.GET("/alerts/:alert", h.showAlert)
+	e.POST("/alerts/:alert", h.updateAlertPage)
+	e.POST("/alerts/:alert/toggle", h.toggleAlertPage)
+	e.POST("/alerts/:alert/test", h.testAlertPage)
+	e.POST("/alerts/:alert/delete", h.deleteAlertPage)
+
+	e.GET("/notifications", h.showNotifications)
+	e.POST("/notifications/read", h.readNotificationsPage)
+	e.POST("/notifications/:notification/read", h.readNotificationsPage)
 
 	e.GET("/collections/:collection/trend", h.collectionTrend)
 	e.GET("/compare", h.showCompare)
@@ -58,6 +106,7 @@ func (h *Handler) routes(e *echo.Echo) {
 	e.GET("/runs", h.showRuns)
 	e.GET("/runs/new", h.newRun)
 	e.GET("/runs/new/target", h.newRunTarget)
+	e.GET("/runs/new/tasks", h.runTaskPicker)
 	e.POST("/runs", h.createRunForm)
 	e.GET("/runs/:run", h.showRun)
 	e.GET("/runs/:run/items", h.runItemsPartial)
@@ -66,69 +115,121 @@ func (h *Handler) routes(e *echo.Echo) {
 	e.POST("/runs/:run/delete", h.deleteRunPage)
 	e.POST("/runs/:run/retry-judging", h.retryJudgingPage)
 	e.POST("/runs/:run/rerun", h.rerunPage)
+	e.GET("/runs/:run/grade", h.showGrading)
+	e.POST("/runs/:run/grade/:item", h.gradeItemPage)
 	e.POST("/runs/:run/:action", h.runActionPage)
 
-	// JSON API.
+	// JSON API: apiRoutes registers and documents every route.
 	api := e.Group("/api")
-	api.GET("/providers", h.apiListProviders)
-	api.POST("/providers", h.apiCreateProvider)
-	api.GET("/providers/:provider", h.apiGetProvider)
-	api.PUT("/providers/:provider", h.apiUpdateProvider)
-	api.DELETE("/providers/:provider", h.apiDeleteProvider)
-	api.GET("/providers/:provider/models", h.apiProviderModels)
-	api.POST("/providers/:provider/test", h.apiTestProvider)
-
-	api.GET("/tasks", h.apiListTasks)
-	api.GET("/usecases", h.apiUseCases)
-	api.POST("/tasks", h.apiCreateTask)
-	api.GET("/tasks/:task", h.apiGetTask)
-	api.PUT("/tasks/:task", h.apiUpdateTask)
-	api.DELETE("/tasks/:task", h.apiDeleteTask)
-
-	api.GET("/collections", h.apiListCollections)
-	api.POST("/collections", h.apiCreateCollection)
-	api.GET("/collections/:collection", h.apiGetCollection)
-	api.PUT("/collections/:collection", h.apiUpdateCollection)
-	api.PATCH("/collections/:collection/tasks", h.apiPatchCollectionTasks)
-	api.DELETE("/collections/:collection", h.apiDeleteCollection)
-
-	api.GET("/judgement-styles", h.apiListStyles)
-	api.POST("/judgement-styles", h.apiCreateStyle)
-	api.GET("/judgement-styles/:style", h.apiGetStyle)
-	api.PUT("/judgement-styles/:style", h.apiUpdateStyle)
-	api.DELETE("/judgement-styles/:style", h.apiDeleteStyle)
-	api.GET("/judgement-styles/:style/versions", h.apiStyleVersions)
-
-	api.GET("/judges", h.apiListJudges)
-	api.POST("/judges", h.apiCreateJudge)
-	api.GET("/judges/:judge", h.apiGetJudge)
-	api.PUT("/judges/:judge", h.apiUpdateJudge)
-	api.DELETE("/judges/:judge", h.apiDeleteJudge)
-
-	api.PUT("/items/:item/grade", h.apiGradeItem)
-
-	api.GET("/collections/:collection/trend", h.apiCollectionTrend)
-	api.GET("/compare", h.apiCompare)
-	api.GET("/compare/diff", h.apiDiff)
-
-	api.GET("/runs", h.apiListRuns)
-	api.POST("/runs", h.apiCreateRun)
-	api.GET("/runs/:run", h.apiGetRun)
-	api.DELETE("/runs/:run", h.apiDeleteRun)
-	api.GET("/runs/:run/items", h.apiRunItems)
-	api.GET("/runs/:run/export", h.apiExportRun)
-	api.GET("/runs/:run/events", h.apiRunEvents)
-	api.POST("/runs/:run/retry-judging", h.apiRetryJudging)
-	api.POST("/runs/:run/rerun", h.apiRerun)
-	api.GET("/runs/:run/scores", h.apiRunScores)
-	api.GET("/runs/:run/agreement", h.apiRunAgreement)
-	api.GET("/runs/:run/pairwise", h.apiRunPairwise)
-	api.GET("/runs/:run/analysis", h.apiRunAnalysis)
-	api.POST("/runs/:run/:action", h.apiRunAction)
-
+	for _, r := range h.apiRoutes() {
+		api.Add(r.method, r.path, r.handler)
+	}
 	api.Any("/*", func(c echo.Context) error {
 		return echo.NewHTTPError(http.StatusNotFound, "no API route "+c.Request().Method+" "+c.Request().URL.Path)
 	})
+}
+
+// apiRoutes lists the JSON API; GET /api/openapi.json describes it from
+// these entries. Where paths overlap, the fixed segments come first
+// (/runs/:run/rerun before /runs/:run/:action).
+func (h *Handler) apiRoutes() []apiRoute {
+	const get, post, put, patch, del = http.MethodGet, http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete
+	conflict, provider := []int{http.StatusConflict}, []int{http.StatusBadGateway}
+	return []apiRoute{
+		{method: get, path: "/openapi.json", handler: h.apiOpenAPI, summary: "This document (OpenAPI 3.1)", out: map[string]any{}},
+
+		{method: get, path: "/providers", handler: h.apiListProviders, summary: "List providers", out: []store.Provider{}},
+		{method: post, path: "/providers", handler: h.apiCreateProvider, summary: "Create a provider", in: store.ProviderInput{}, out: store.Provider{}, status: http.StatusCreated, errs: conflict},
+		{method: get, path: "/providers/:provider", handler: h.apiGetProvider, summary: "Show a provider", out: store.Provider{}},
+		{method: put, path: "/providers/:provider", handler: h.apiUpdateProvider, summary: "Update a provider", in: store.ProviderInput{}, out: store.Provider{}, errs: conflict},
+		{method: del, path: "/providers/:provider", handler: h.apiDeleteProvider, summary: "Delete a provider", errs: conflict},
+		{method: get, path: "/providers/:provider/models", handler: h.apiProviderModels, summary: "List the provider's models with their prices", out: []modelJSON{}, errs: provider},
+		{method: post, path: "/providers/:provider/test", handler: h.apiTestProvider, summary: "Test the connection to a provider", out: ConnectionTest{}},
+
+		{method: get, path: "/tasks", handler: h.apiListTasks, summary: "List tasks", query: "q category usecase tag page per_page", out: store.Page[store.Task]{}},
+		{method: get, path: "/usecases", handler: h.apiUseCases, summary: "The use case → category hierarchy with task counts", out: []store.UseCase{}},
+		{method: post, path: "/tasks", handler: h.apiCreateTask, summary: "Create a task", in: store.TaskInput{}, out: store.Task{}, status: http.StatusCreated, errs: conflict},
+		{method: get, path: "/tasks/:task", handler: h.apiGetTask, summary: "Show a task", out: store.Task{}},
+		{method: put, path: "/tasks/:task", handler: h.apiUpdateTask, summary: "Update a task", in: store.TaskInput{}, out: store.Task{}, errs: conflict},
+		{method: del, path: "/tasks/:task", handler: h.apiDeleteTask, summary: "Delete a task"},
+
+		{method: get, path: "/collections", handler: h.apiListCollections, summary: "List collections", query: "tag", out: []store.Collection{}},
+		{method: post, path: "/collections", handler: h.apiCreateCollection, summary: "Create a collection", in: store.CollectionInput{}, out: store.CollectionDetail{}, status: http.StatusCreated, errs: conflict},
+		{method: get, path: "/collections/:collection", handler: h.apiGetCollection, summary: "Show a collection with its tasks", out: store.CollectionDetail{}},
+		{method: put, path: "/collections/:collection", handler: h.apiUpdateCollection, summary: "Update a collection", in: store.CollectionInput{}, out: store.CollectionDetail{}, errs: conflict},
+		{method: patch, path: "/collections/:collection/tasks", handler: h.apiPatchCollectionTasks, summary: "Add and remove a collection's tasks, all or nothing", in: CollectionTasksPatch{}, out: store.CollectionDetail{}},
+		{method: del, path: "/collections/:collection", handler: h.apiDeleteCollection, summary: "Delete a collection"},
+		{method: get, path: "/collections/:collection/trend", handler: h.apiCollectionTrend, summary: "Each model's mean score in the collection's latest finished runs", out: []store.TrendPoint{}},
+
+		{method: get, path: "/judgement-styles", handler: h.apiListStyles, summary: "List judgement styles", out: []store.JudgementStyle{}},
+		{method: post, path: "/judgement-styles", handler: h.apiCreateStyle, summary: "Create a judgement style", in: store.StyleInput{}, out: store.JudgementStyle{}, status: http.StatusCreated, errs: conflict},
+		{method: get, path: "/judgement-styles/:style", handler: h.apiGetStyle, summary: "Show a judgement style", out: store.JudgementStyle{}},
+		{method: put, path: "/judgement-styles/:style", handler: h.apiUpdateStyle, summary: "Make a new version of a judgement style", in: store.StyleInput{}, out: store.JudgementStyle{}, errs: conflict},
+		{method: del, path: "/judgement-styles/:style", handler: h.apiDeleteStyle, summary: "Delete a judgement style", errs: conflict},
+		{method: get, path: "/judgement-styles/:style/versions", handler: h.apiStyleVersions, summary: "List a judgement style's versions", out: []store.JudgementStyle{}},
+
+		{method: get, path: "/judges", handler: h.apiListJudges, summary: "List saved judges", out: []store.Judge{}},
+		{method: post, path: "/judges", handler: h.apiCreateJudge, summary: "Create a judge", in: store.JudgeInput{}, out: store.Judge{}, status: http.StatusCreated, errs: conflict},
+		{method: get, path: "/judges/:judge", handler: h.apiGetJudge, summary: "Show a judge", out: store.Judge{}},
+		{method: put, path: "/judges/:judge", handler: h.apiUpdateJudge, summary: "Update a judge", in: store.JudgeInput{}, out: store.Judge{}, errs: conflict},
+		{method: del, path: "/judges/:judge", handler: h.apiDeleteJudge, summary: "Delete a judge"},
+
+		{method: get, path: "/runs", handler: h.apiListRuns, summary: "List runs", query: "status tag page per_page", out: store.Page[*RunJSON]{}},
+		{method: post, path: "/runs", handler: h.apiCreateRun, summary: "Create a run and start it", in: store.RunInput{}, out: RunJSON{}, status: http.StatusCreated, errs: conflict},
+		{method: get, path: "/runs/:run", handler: h.apiGetRun, summary: "Show a run: setup, progress, current work, summary and KPI values", out: RunJSON{}},
+		{method: del, path: "/runs/:run", handler: h.apiDeleteRun, summary: "Delete a run"},
+		{method: get, path: "/runs/:run/items", handler: h.apiRunItems, summary: "List a run's items", query: "status model page per_page after", out: store.Page[store.ItemView]{}},
+		{method: get, path: "/runs/:run/scores", handler: h.apiRunScores, summary: "List a run's scores", query: "model judge metric page per_page", out: store.Page[store.ScoreView]{}},
+		{method: get, path: "/runs/:run/agreement", handler: h.apiRunAgreement, summary: "Judge–human and judge–judge agreement (kappa)", out: analysis.Report{}},
+		{method: get, path: "/runs/:run/analysis", handler: h.apiRunAnalysis, summary: "Per-model means with CIs, paired tests, consistency, judge reliability", out: analysis.RunReport{}},
+		{method: get, path: "/runs/:run/pairwise", handler: h.apiRunPairwise, summary: "A pairwise run's leaderboard and flip rates", out: store.PairwiseReport{}},
+		{method: get, path: "/runs/:run/export", handler: h.apiExportRun, summary: "Export a run as CSV (one row per item), JSON or an HTML report", query: "format",
+			media: []string{"text/csv", "application/json", "text/html"}},
+		{method: get, path: "/runs/:run/events", handler: h.apiRunEvents, summary: "Server-sent events: log (RunLog), progress (ProgressEventJSON), end",
+			media: []string{"text/event-stream"}},
+		{method: post, path: "/runs/:run/retry-judging", handler: h.apiRetryJudging, summary: "Send the items whose judging failed back to the judge", out: RequeuedJSON{}, errs: conflict},
+		{method: post, path: "/runs/:run/rerun", handler: h.apiRerun, summary: "A new run from this run's frozen setup", out: RunJSON{}, status: http.StatusCreated, errs: conflict},
+		{method: post, path: "/runs/:run/:action", handler: h.apiRunAction, summary: "Pause, resume or cancel a run", out: RunJSON{}, errs: conflict},
+		{method: put, path: "/items/:item/grade", handler: h.apiGradeItem, summary: "Grade an item by hand", in: store.GradeInput{}, out: store.Grade{}},
+
+		{method: get, path: "/compare", handler: h.apiCompare, summary: "Compare runs side by side", query: "run_ids baseline only category page per_page", out: Comparison{}},
+		{method: get, path: "/compare/diff", handler: h.apiDiff, summary: "Word diff of two items' answers", query: "a b", out: DiffJSON{}},
+
+		{method: post, path: "/import", handler: h.apiImport, summary: "Import a task file, all or nothing", query: "format collection tags name dry_run",
+			upload: true, out: store.ImportResult{}, errs: conflict, invalid: ImportErrorJSON{}},
+		{method: get, path: "/export", handler: h.apiExportRuns, summary: "Export several runs as one JSON document or HTML comparison", query: "run_ids format",
+			media: []string{"application/json", "text/html"}},
+
+		{method: get, path: "/schedules", handler: h.apiListSchedules, summary: "List schedules", out: []ScheduleJSON{}},
+		{method: post, path: "/schedules", handler: h.apiCreateSchedule, summary: "Create a schedule", in: scheduleBody{}, out: ScheduleJSON{}, status: http.StatusCreated, errs: conflict},
+		{method: get, path: "/schedules/:schedule", handler: h.apiGetSchedule, summary: "Show a schedule", out: ScheduleJSON{}},
+		{method: put, path: "/schedules/:schedule", handler: h.apiUpdateSchedule, summary: "Update a schedule (fields left out keep their value)", in: scheduleBody{}, out: ScheduleJSON{}, errs: conflict},
+		{method: patch, path: "/schedules/:schedule", handler: h.apiUpdateSchedule, summary: "Update some fields of a schedule", in: scheduleBody{}, out: ScheduleJSON{}, errs: conflict},
+		{method: del, path: "/schedules/:schedule", handler: h.apiDeleteSchedule, summary: "Delete a schedule"},
+		{method: post, path: "/schedules/:schedule/run", handler: h.apiRunSchedule, summary: "Run a schedule now", out: RunJSON{}, status: http.StatusCreated, errs: conflict},
+		{method: get, path: "/schedules/:schedule/runs", handler: h.apiScheduleHistory, summary: "A schedule's firings", query: "limit", out: []store.ScheduleFiring{}},
+
+		{method: get, path: "/kpis", handler: h.apiListKPIs, summary: "List KPIs", out: []KPIJSON{}},
+		{method: post, path: "/kpis", handler: h.apiCreateKPI, summary: "Create a KPI", in: store.KPIInput{}, out: KPIJSON{}, status: http.StatusCreated, errs: conflict},
+		{method: post, path: "/kpis/validate", handler: h.apiValidateFormula, summary: "Validate a KPI formula", in: FormulaJSON{}, out: kpi.Validation{}},
+		{method: get, path: "/kpis/:kpi", handler: h.apiGetKPI, summary: "Show a KPI with its latest values", out: KPIJSON{}},
+		{method: put, path: "/kpis/:kpi", handler: h.apiUpdateKPI, summary: "Update a KPI (fields left out keep their value)", in: store.KPIInput{}, out: KPIJSON{}, errs: conflict},
+		{method: patch, path: "/kpis/:kpi", handler: h.apiUpdateKPI, summary: "Update some fields of a KPI", in: store.KPIInput{}, out: KPIJSON{}, errs: conflict},
+		{method: del, path: "/kpis/:kpi", handler: h.apiDeleteKPI, summary: "Delete a KPI"},
+		{method: get, path: "/kpis/:kpi/values", handler: h.apiKPIValues, summary: "A KPI's values, oldest first", query: "limit", out: []store.KPIPoint{}},
+
+		{method: get, path: "/alerts", handler: h.apiListAlerts, summary: "List alerts", out: []store.Alert{}},
+		{method: post, path: "/alerts", handler: h.apiCreateAlert, summary: "Create an alert", in: store.AlertInput{}, out: store.Alert{}, status: http.StatusCreated, errs: conflict},
+		{method: get, path: "/alerts/:alert", handler: h.apiGetAlert, summary: "Show an alert", out: store.Alert{}},
+		{method: put, path: "/alerts/:alert", handler: h.apiUpdateAlert, summary: "Update an alert (fields left out keep their value)", in: store.AlertInput{}, out: store.Alert{}, errs: conflict},
+		{method: patch, path: "/alerts/:alert", handler: h.apiUpdateAlert, summary: "Update some fields of an alert", in: store.AlertInput{}, out: store.Alert{}, errs: conflict},
+		{method: del, path: "/alerts/:alert", handler: h.apiDeleteAlert, summary: "Delete an alert"},
+		{method: post, path: "/alerts/:alert/test", handler: h.apiTestAlert, summary: "Send a test notification on the alert's channels", out: NotificationJSON{}, status: http.StatusCreated},
+
+		{method: get, path: "/notifications", handler: h.apiListNotifications, summary: "List notifications with their deliveries", query: "alert_id schedule_id run_id unread page per_page", out: NotificationPage{}},
+		{method: post, path: "/notifications/read", handler: h.apiReadNotifications, summary: "Mark the notifications named (or, without a body, all) read", in: NotificationIDs{}, maybe: true, out: NotificationsRead{}},
+		{method: post, path: "/notifications/:notification/read", handler: h.apiReadNotifications, summary: "Mark a notification read", out: NotificationsRead{}},
+	}
 }
 
 // cachedAssets lets browsers keep versioned asset URLs for a year.

@@ -253,13 +253,6 @@ func (p *reader) keys(n *node, field string, allowed ...string) {
 	}
 }
 
-func join(field, key string) string {
-	if field == "" {
-		return key
-	}
-	return field + "." + key
-}
-
 // str reads a scalar as text; a list or mapping is a problem.
 func (p *reader) str(n *node, field string) string {
 	if n.isNull() {

@@ -5,15 +5,14 @@ import (
 	"encoding/csv"
 	"io"
 	"strconv"
-	"strings"
 
 	"tribunal/store"
 )
 
 // CSVHeader is the CSV export's columns, one row per item. best_overall and
 // best_value mark the rows of the run's best model overall and best value.
-var CSVHeader = []string{"task_id", "category", "subcategory", "question", "reference", "provider", "model", "judge",
-	"status", "score", "reasoning", "response", "error", "time_ms", "tokens", "tps", "repeat", "cost_usd", "grade",
+var CSVHeader = []string{"task_id", "category", "subcategory", "question", "reference", "provider", "model", "status",
+	"score", "judge", "reasoning", "response", "error", "time_ms", "tokens", "tps", "repeat", "cost_usd", "grade",
 	"best_overall", "best_value"}
 
 // WriteCSV writes a run's items as CSV, streaming them from the store so
@@ -28,13 +27,12 @@ func (s *Service) WriteCSV(ctx context.Context, w io.Writer, run *store.Run) (ro
 	for _, t := range run.Targets {
 		best[t.Label()] = [2]bool{t.ID == sum.Best.OverallTargetID, t.ID == sum.Best.ValueTargetID}
 	}
-	judge := judgeColumn(run)
 	cw := csv.NewWriter(w)
 	if err := cw.Write(CSVHeader); err != nil {
 		return 0, err
 	}
 	err = s.store.EachRunItem(ctx, run.ID, func(v *store.ItemView) error {
-		if err := cw.Write(csvRow(v, judge, best[v.Provider+" / "+v.Model])); err != nil {
+		if err := cw.Write(csvRow(v, best[v.Provider+" / "+v.Model])); err != nil {
 			return err
 		}
 		if rows++; rows%1000 == 0 {
@@ -49,19 +47,8 @@ func (s *Service) WriteCSV(ctx context.Context, w io.Writer, run *store.Run) (ro
 	return rows, err
 }
 
-// judgeColumn names who scored the run's items: its judges, or its checks.
-func judgeColumn(run *store.Run) string {
-	if len(run.Judges) == 0 {
-		return "checks"
-	}
-	names := make([]string, len(run.Judges))
-	for i, j := range run.Judges {
-		names[i] = j.Name
-	}
-	return strings.Join(names, " + ")
-}
-
-func csvRow(v *store.ItemView, judge string, best [2]bool) []string {
+// csvRow is one item; judge is the one whose reasoning is shown (or the checks).
+func csvRow(v *store.ItemView, best [2]bool) []string {
 	f := func(p *float64, prec int) string {
 		if p == nil {
 			return ""
@@ -82,7 +69,7 @@ func csvRow(v *store.ItemView, judge string, best [2]bool) []string {
 		grade = *v.Grade
 	}
 	return []string{csvSafe(v.TaskID), csvSafe(v.Category), csvSafe(v.Subcategory), csvSafe(v.Question), csvSafe(v.Reference),
-		csvSafe(v.Provider), csvSafe(v.Model), csvSafe(judge), string(v.Status), f(v.Score, 2), csvSafe(v.Reasoning),
+		csvSafe(v.Provider), csvSafe(v.Model), string(v.Status), f(v.Score, 2), csvSafe(v.Judge), csvSafe(v.Reasoning),
 		csvSafe(resp), csvSafe(v.Error), n(v.TimeMs), n(v.CompletionTokens), f(v.TokensPerS, 2), strconv.Itoa(v.RepeatIndex),
 		f(v.CostUSD, 6), grade, strconv.FormatBool(best[0]), strconv.FormatBool(best[1])}
 }

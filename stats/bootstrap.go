@@ -66,18 +66,6 @@ func MeanCI(xs []float64, seed uint64) Estimate {
 	return Estimate{Mean: m, Lo: quantile(boot, 0.025), Hi: quantile(boot, 0.975), N: n}
 }
 
-// PairedDiff is the mean of a[i]-b[i] with a 95% bootstrap CI resampling
-// whole pairs (tasks), so the per-task correlation between the two models is
-// kept and the interval is much tighter than two independent CIs suggest.
-func PairedDiff(a, b []float64, seed uint64) Estimate {
-	n := min(len(a), len(b))
-	d := make([]float64, n)
-	for i := range d {
-		d[i] = a[i] - b[i]
-	}
-	return MeanCI(d, seed)
-}
-
 // quantile of sorted s at q, linearly interpolated (numpy's default, "type 7").
 func quantile(s []float64, q float64) float64 {
 	if len(s) == 0 {

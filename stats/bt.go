@@ -27,19 +27,6 @@ const BTResamples = 1000
 // at the reference strength, while weighing as little as one real game.
 const btPrior = 1.0
 
-// BradleyTerry fits Bradley–Terry strengths to the comparisons (ties count
-// half a win to each) and reports them on the Elo scale: ratings R with
-// P(i beats j) = 1/(1+10^((R_j−R_i)/400)), shifted so their mean is 1000.
-// Comparisons with an index outside 0..players−1, A == B or another Winner
-// value are skipped. See btPrior for the small prior that makes it converge.
-func BradleyTerry(players int, cs []Comparison) []float64 {
-	if players <= 0 {
-		return nil
-	}
-	wins, games := tally(players, cs, nil)
-	return toElo(btFit(players, wins, games, btPrior, nil))
-}
-
 // BradleyTerryCI is BradleyTerry with 95% percentile-bootstrap CIs from
 // BTResamples resamples of the comparisons (deterministic for a seed). Mean is
 // the full-data rating, N the number of valid comparisons the player is in.

@@ -6,22 +6,6 @@ import (
 	"slices"
 )
 
-// SignTest is the two-sided exact sign test of a[i] vs b[i] (binomial, p=½).
-// Ties are dropped: they say nothing about which side is better. Returns 1
-// when no pair differs.
-func SignTest(a, b []float64) float64 {
-	pos, neg := 0, 0
-	for i := range min(len(a), len(b)) {
-		switch {
-		case a[i] > b[i]:
-			pos++
-		case a[i] < b[i]:
-			neg++
-		}
-	}
-	return binomTwoSided(min(pos, neg), pos+neg)
-}
-
 // binomTwoSided is the two-sided exact binomial p-value (p=½) for k of n,
 // k being the smaller count: 2·P(X≤k), capped at 1.
 func binomTwoSided(k, n int) float64 {
@@ -144,19 +128,6 @@ func ranks(xs []float64) (rk []float64, tieSizes []float64) {
 func McNemar(b, c int) float64 {
 	b, c = max(b, 0), max(c, 0)
 	return binomTwoSided(min(b, c), b+c)
-}
-
-// McNemarChi2 is the textbook chi-square McNemar test with Yates' continuity
-// correction, (max(0, |b−c|−1))²/(b+c) on 1 degree of freedom; b+c == 0 gives (0, 1).
-// Prefer McNemar (exact) for small counts.
-func McNemarChi2(b, c int) (chi2, p float64) {
-	b, c = max(b, 0), max(c, 0)
-	if b+c == 0 {
-		return 0, 1
-	}
-	d := math.Max(0, math.Abs(float64(b-c))-1)
-	chi2 = d * d / float64(b+c)
-	return chi2, math.Erfc(math.Sqrt(chi2 / 2))
 }
 
 // Holm returns Holm–Bonferroni adjusted p-values in the input order:

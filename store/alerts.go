@@ -700,16 +700,3 @@ func (s *Store) FinishDelivery(ctx context.Context, d *Delivery, r DeliveryResul
 	}
 	return res.RowsAffected == 1, nil
 }
-
-// NextDeliveryAt returns when the earliest pending delivery is due, or nil.
-func (s *Store) NextDeliveryAt(ctx context.Context) (*time.Time, error) {
-	var ds []Delivery
-	if err := s.conn(ctx).Select("id", "next_attempt_at").Where("status = ?", DeliveryPending).
-		Order("next_attempt_at").Limit(1).Find(&ds).Error; err != nil {
-		return nil, fmt.Errorf("store: next delivery: %w", err)
-	}
-	if len(ds) == 0 {
-		return nil, nil
-	}
-	return ds[0].NextAttemptAt, nil
-}

@@ -20,13 +20,31 @@ type TaskRef struct {
 	Key string
 }
 
-// UnmarshalJSON reads 12 or "t-12".
+// UnmarshalJSON reads 12 or "t-12", and the {"ID", "Key"} object that
+// schedule templates were stored with before MarshalJSON existed.
 func (r *TaskRef) UnmarshalJSON(b []byte) error {
 	b = bytes.TrimSpace(b)
-	if len(b) > 0 && b[0] == '"' {
+	switch {
+	case len(b) > 0 && b[0] == '"':
 		return json.Unmarshal(b, &r.Key)
+	case len(b) > 0 && b[0] == '{':
+		var old struct {
+			ID  int64
+			Key string
+		}
+		err := json.Unmarshal(b, &old)
+		r.ID, r.Key = old.ID, old.Key
+		return err
 	}
 	return json.Unmarshal(b, &r.ID)
+}
+
+// MarshalJSON writes the ref as it is read: 12 or "t-12".
+func (r TaskRef) MarshalJSON() ([]byte, error) {
+	if r.Key != "" {
+		return json.Marshal(r.Key)
+	}
+	return json.Marshal(r.ID)
 }
 
 // String shows the ref as the user gave it.

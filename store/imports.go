@@ -195,18 +195,6 @@ func (s *Store) collectionByName(ctx context.Context, name string) (*Collection,
 	return &cs[0], nil
 }
 
-// CollectionByName returns the named collection with its task count.
-func (s *Store) CollectionByName(ctx context.Context, name string) (*Collection, error) {
-	c, err := s.collectionByName(ctx, name)
-	if err != nil {
-		return nil, err
-	}
-	if c == nil {
-		return nil, fmt.Errorf("store: collection: %w", &NotFoundError{What: "collection", ID: fmt.Sprintf("%q", name)})
-	}
-	return c, nil
-}
-
 // ensureCollection returns the named collection with tags added, creating
 // it when missing; created reports which.
 func (s *Store) ensureCollection(ctx context.Context, name string, tags TagList) (*Collection, bool, error) {

@@ -21,6 +21,7 @@ type ItemView struct {
 	Status           ItemStatus `json:"status"`
 	RepeatIndex      int        `json:"repeat"`
 	Score            *float64   `json:"score"`
+	Judge            string     `json:"judge"`
 	Reasoning        string     `json:"reasoning"`
 	Response         *string    `json:"response"`
 	Error            string     `json:"error"`
@@ -45,9 +46,13 @@ type ItemFilter struct {
 }
 
 // The item's score is the panel's mean overall score (or, without judges,
-// the mean of its checks); the reasoning shown is the first judge's.
+// the mean of its checks); the judge and reasoning shown are the first
+// judge's, and without judges the judge is the checks (check:<type>).
 const itemViewSelect = `i.id, rt.task_key, rt.category, rt.subcategory, rt.question, rt.reference,
 	tg.provider_name AS provider, tg.model, i.status, i.repeat_index, i.score,
+	COALESCE((SELECT COALESCE(j.name, sc.source) FROM scores sc LEFT JOIN run_judges j ON j.id = sc.run_judge_id
+		WHERE sc.item_id = i.id AND sc.metric = 'score' ORDER BY sc.id LIMIT 1),
+		(SELECT string_agg(sc.source, ' ' ORDER BY sc.id) FROM scores sc WHERE sc.item_id = i.id AND sc.source LIKE 'check:%'), '') AS judge,
 	COALESCE((SELECT sc.reasoning FROM scores sc WHERE sc.item_id = i.id AND sc.metric = 'score' ORDER BY sc.id LIMIT 1), '') AS reasoning,
 	i.response, i.error, i.time_ms, i.prompt_tokens, i.completion_tokens, i.tokens_per_s, i.cost_usd,
 	(SELECT g.grade FROM grades g WHERE g.item_id = i.id) AS grade,
@@ -141,10 +146,10 @@ func (s *Store) EachRunItem(ctx context.Context, runID int64, fn func(*ItemView)
 
 // CurrentWork names what a run is doing right now, from its newest claim.
 type CurrentWork struct {
-	TaskID   string
-	Provider string
-	Model    string
-	Status   ItemStatus
+	TaskID   string     `json:"task_id"`
+	Provider string     `json:"provider"`
+	Model    string     `json:"model"`
+	Status   ItemStatus `json:"status"`
 }
 
 // RunCurrent returns the most recently claimed item still in flight, if any.

@@ -133,28 +133,3 @@ func (s *Store) CollectionsTagged(ctx context.Context, tag string) ([]Collection
 	}
 	return cs, nil
 }
-
-// SetCollectionTags replaces a collection's tags.
-func (s *Store) SetCollectionTags(ctx context.Context, id int64, tags []string) (TagList, error) {
-	return s.setTags(ctx, &Collection{}, "collection", id, tags)
-}
-
-// SetRunTags replaces a run's tags.
-func (s *Store) SetRunTags(ctx context.Context, id int64, tags []string) (TagList, error) {
-	return s.setTags(ctx, &Run{}, "run", id, tags)
-}
-
-func (s *Store) setTags(ctx context.Context, model any, what string, id int64, tags []string) (TagList, error) {
-	norm, err := NormTags("tags", tags)
-	if err != nil {
-		return nil, err
-	}
-	res := s.conn(ctx).Model(model).Where("id = ?", id).Updates(map[string]any{"tags": norm, "updated_at": s.now()})
-	if res.Error != nil {
-		return nil, fmt.Errorf("store: set %s tags: %w", what, res.Error)
-	}
-	if res.RowsAffected == 0 {
-		return nil, fmt.Errorf("store: set %s tags: %w", what, &NotFoundError{What: what, ID: id})
-	}
-	return norm, nil
-}

@@ -2,6 +2,7 @@ package store_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"strings"
 	"sync"
@@ -150,4 +151,26 @@ func TestWatchClaimOccurrenceExclusive(t *testing.T) {
 			t.Fatalf("firings: %+v", fs)
 		}
 	})
+}
+
+// TestTaskRefJSON checks that a run template's task_ids read back as they
+// were written (schedules store the template as JSON), old rows included.
+func TestTaskRefJSON(t *testing.T) {
+	in := []store.TaskRef{{ID: 12}, {Key: "t-1"}}
+	b, err := json.Marshal(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(b) != `[12,"t-1"]` {
+		t.Errorf("marshal: %s, want [12,\"t-1\"]", b)
+	}
+	for _, src := range []string{string(b), `[{"ID":12,"Key":""},{"ID":0,"Key":"t-1"}]`} {
+		var out []store.TaskRef
+		if err := json.Unmarshal([]byte(src), &out); err != nil {
+			t.Fatalf("unmarshal %s: %v", src, err)
+		}
+		if len(out) != 2 || out[0] != in[0] || out[1] != in[1] {
+			t.Errorf("unmarshal %s: %+v, want %+v", src, out, in)
+		}
+	}
 }
