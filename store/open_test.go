@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"tribunal/store"
 	"tribunal/store/storetest"
@@ -41,6 +42,41 @@ func TestPing(t *testing.T) {
 		st.Close()
 		if err := st.Ping(ctx); err == nil {
 			t.Fatal("ping a closed store: no error")
+		}
+	})
+}
+
+func TestStatusCounts(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, st *store.Store) {
+		ctx := context.Background()
+		run := makeRun(t, st, 3, 2)
+		if _, err := st.ClaimItems(ctx, store.ClaimParams{RunID: run.ID, From: store.ItemNew, To: store.ItemInProgress,
+			WorkerID: "w", Lease: time.Minute, Limit: 2}); err != nil {
+			t.Fatal(err)
+		}
+		runs, err := st.RunCounts(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if runs[store.RunRunning] != 1 || runs[store.RunCancelled] != 0 || len(runs) != len(store.RunStatuses) {
+			t.Errorf("run counts: %v", runs)
+		}
+		items, err := st.ActiveItemCounts(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if items[store.ItemNew] != 4 || items[store.ItemInProgress] != 2 || items[store.ItemFailed] != 0 || len(items) != len(store.ItemStatuses) {
+			t.Errorf("item counts: %v", items)
+		}
+
+		// A cancelled run's items are no longer counted.
+		if _, err := st.SetRunStatus(ctx, run.ID, store.RunCancelled, store.RunRunning); err != nil {
+			t.Fatal(err)
+		}
+		runs, _ = st.RunCounts(ctx)
+		items, _ = st.ActiveItemCounts(ctx)
+		if runs[store.RunCancelled] != 1 || runs[store.RunRunning] != 0 || items[store.ItemNew] != 0 || items[store.ItemInProgress] != 0 {
+			t.Errorf("after cancel: runs %v, items %v", runs, items)
 		}
 	})
 }
