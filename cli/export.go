@@ -154,6 +154,7 @@ func exportCSV(ctx context.Context, st *store.Store, w io.Writer, id int64) erro
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	h := handlers.New(st, engine.New(engine.Config{}, st, engine.NewBroker(), log), log)
 	req := httptest.NewRequestWithContext(ctx, http.MethodGet, fmt.Sprintf("/api/runs/%d/export?format=csv", id), nil)
+	req.Host = "localhost" // not httptest's example.com, which the server does not answer to
 	rw := &streamResponse{header: http.Header{}, w: w}
 	h.ServeHTTP(rw, req)
 	if rw.status != 0 && rw.status != http.StatusOK {

@@ -27,6 +27,8 @@ const (
 	sseMinInterval = 250 * time.Millisecond // coalesce updates: at most 4 frames a second
 	sseHeartbeat   = 15 * time.Second
 	sseLogBatch    = 500
+	// sseWriteTimeout bounds each write, so a client that stops reading frees its stream.
+	sseWriteTimeout = 30 * time.Second
 )
 
 // runFrame is one coalesced update: new log entries and the run's state.
@@ -41,7 +43,8 @@ type runFrame struct {
 type frameWriter func(w *sseWriter, f *runFrame, progressChanged bool) error
 
 type sseWriter struct {
-	c echo.Context
+	c  echo.Context
+	rc *http.ResponseController
 }
 
 // event writes one event; multi-line data becomes one data: line per line.
@@ -55,6 +58,7 @@ func (s *sseWriter) event(id, name, data string) error {
 		fmt.Fprintf(&b, "data: %s\n", strings.TrimRight(line, "\r"))
 	}
 	b.WriteString("\n")
+	s.rc.SetWriteDeadline(time.Now().Add(sseWriteTimeout))
 	if _, err := s.c.Response().Write(b.Bytes()); err != nil {
 		return err
 	}
@@ -63,6 +67,7 @@ func (s *sseWriter) event(id, name, data string) error {
 }
 
 func (s *sseWriter) comment(text string) error {
+	s.rc.SetWriteDeadline(time.Now().Add(sseWriteTimeout))
 	if _, err := fmt.Fprintf(s.c.Response(), ": %s\n\n", text); err != nil {
 		return err
 	}
@@ -92,13 +97,18 @@ func (h *Handler) streamRun(c echo.Context, write frameWriter) error {
 	}
 	sig, unsub := h.engine.Broker().Subscribe(id)
 	defer unsub()
+	defer h.metrics.StreamOpened()()
 
 	res := c.Response()
 	res.Header().Set(echo.HeaderContentType, "text/event-stream")
 	res.Header().Set(echo.HeaderCacheControl, "no-cache")
 	res.Header().Set("X-Accel-Buffering", "no")
 	res.WriteHeader(http.StatusOK)
-	w := &sseWriter{c: c}
+	// A stream outlives the server's ReadTimeout, whose read deadline would
+	// cancel it; it lifts that deadline and sets one per write instead.
+	rc := http.NewResponseController(res)
+	rc.SetReadDeadline(time.Time{})
+	w := &sseWriter{c: c, rc: rc}
 	if err := w.comment("connected"); err != nil {
 		return nil
 	}
