@@ -80,7 +80,7 @@ func New(st *store.Store, log *slog.Logger) *Metrics {
 // database read drops its metrics from the scrape, not the whole scrape.
 func (m *Metrics) Handler() http.Handler {
 	return promhttp.HandlerFor(m.registry, promhttp.HandlerOpts{ErrorHandling: promhttp.ContinueOnError,
-		ErrorLog: slog.NewLogLogger(m.log.Handler(), slog.LevelWarn),
+		ErrorLog:           slog.NewLogLogger(m.log.Handler(), slog.LevelWarn),
 		DisableCompression: true}) // the server's gzip middleware compresses
 }
 
