@@ -15,6 +15,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -22,6 +23,7 @@ import (
 	"tribunal/cli"
 	"tribunal/engine"
 	"tribunal/handlers"
+	"tribunal/metrics"
 	"tribunal/secret"
 	"tribunal/store"
 	"tribunal/watch"
@@ -41,6 +43,10 @@ type Config struct {
 	MaxActiveRuns int
 	MaxInFlight   int
 	Lease         time.Duration
+	// AllowedHosts, AuthToken and InsecureNoAuth guard the web server (see handlers.Edge).
+	AllowedHosts   []string
+	AuthToken      string
+	InsecureNoAuth bool
 }
 
 func main() {
@@ -87,6 +93,9 @@ Flags (each has an environment variable):
 	fs.IntVar(&cfg.MaxActiveRuns, "max-active-runs", envInt("TRIBUNAL_MAX_ACTIVE_RUNS", 1), "how many runs may be active at once (TRIBUNAL_MAX_ACTIVE_RUNS)")
 	fs.IntVar(&cfg.MaxInFlight, "max-in-flight", envInt("TRIBUNAL_MAX_IN_FLIGHT", 64), "provider calls this process makes at once, at most (TRIBUNAL_MAX_IN_FLIGHT)")
 	fs.DurationVar(&cfg.Lease, "lease", envDuration("TRIBUNAL_LEASE", 30*time.Second), "how long a dead worker's items stay claimed before others take them (TRIBUNAL_LEASE)")
+	allowedHosts := fs.String("allowed-hosts", os.Getenv("TRIBUNAL_ALLOWED_HOSTS"), "comma-separated host names (name or name:port) the server answers to besides localhost and the listen address (TRIBUNAL_ALLOWED_HOSTS)")
+	fs.StringVar(&cfg.AuthToken, "auth-token", os.Getenv("TRIBUNAL_AUTH_TOKEN"), "token required of API calls (Authorization: Bearer) and to sign in to the UI; prefer the variable, a flag shows in ps (TRIBUNAL_AUTH_TOKEN)")
+	fs.BoolVar(&cfg.InsecureNoAuth, "insecure-no-auth", envBool("TRIBUNAL_INSECURE_NO_AUTH"), "serve a non-loopback address without a token (TRIBUNAL_INSECURE_NO_AUTH=true)")
 	level := fs.String("log-level", cmp.Or(os.Getenv("TRIBUNAL_LOG_LEVEL"), "info"), "debug, info, warn or error (TRIBUNAL_LOG_LEVEL)")
 	if err := fs.Parse(args); err != nil {
 		return cfg, err
@@ -100,10 +109,38 @@ Flags (each has an environment variable):
 	if err := cfg.LogLevel.UnmarshalText([]byte(*level)); err != nil {
 		return cfg, fmt.Errorf("--log-level: %w", err)
 	}
+	for _, h := range strings.Split(*allowedHosts, ",") {
+		if h = strings.TrimSpace(h); h != "" {
+			cfg.AllowedHosts = append(cfg.AllowedHosts, h)
+		}
+	}
+	if !cfg.WorkerOnly && cfg.AuthToken == "" && !cfg.InsecureNoAuth && !loopback(cfg.Addr) {
+		return cfg, fmt.Errorf("--addr %s can be reached from other machines, and without a token anyone there can use Tribunal "+
+			"and its providers' keys: set TRIBUNAL_AUTH_TOKEN (e.g. export TRIBUNAL_AUTH_TOKEN=$(openssl rand -hex 32)) "+
+			"or --auth-token, listen on 127.0.0.1, or pass --insecure-no-auth (TRIBUNAL_INSECURE_NO_AUTH=true) to accept the risk", cfg.Addr)
+	}
 	cfg.MasterKey = os.Getenv("TRIBUNAL_MASTER_KEY")
 	cfg.OllamaURL = cmp.Or(os.Getenv("OLLAMA_BASE_URL"), "http://127.0.0.1:11434")
 	cfg.LMStudioURL = cmp.Or(os.Getenv("LMSTUDIO_BASE_URL"), "http://127.0.0.1:1234")
 	return cfg, nil
+}
+
+// loopback reports whether addr (host:port) listens on this machine only.
+func loopback(addr string) bool {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return false
+	}
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+func envBool(name string) bool {
+	v, _ := strconv.ParseBool(os.Getenv(name))
+	return v
 }
 
 func envInt(name string, def int) int {
@@ -171,7 +208,9 @@ func run(args []string) error {
 	log.Info("database ready", "dialect", st.Dialect())
 
 	broker := engine.NewBroker()
-	eng := engine.New(engine.Config{MaxInFlight: cfg.MaxInFlight, Lease: cfg.Lease}, st, broker, log)
+	mets := metrics.New(st, log)
+	eng := engine.New(engine.Config{MaxInFlight: cfg.MaxInFlight, Lease: cfg.Lease,
+		ObserveCallFunc: mets.ObserveCall, ObserveFailureFunc: mets.ObserveFailure}, st, broker, log)
 	var wg sync.WaitGroup
 	engineCtx, stopEngine := context.WithCancel(context.Background())
 	defer wg.Wait()
@@ -197,8 +236,13 @@ func run(args []string) error {
 	// Open event streams end when shutdown starts instead of holding it up.
 	streamsCtx, endStreams := context.WithCancel(context.Background())
 	defer endStreams()
-	srv := &http.Server{Addr: cfg.Addr, Handler: handlers.New(st, eng, log), ReadHeaderTimeout: 10 * time.Second,
-		BaseContext: func(net.Listener) context.Context { return streamsCtx }}
+	if cfg.InsecureNoAuth && cfg.AuthToken == "" && !loopback(cfg.Addr) {
+		log.Warn("INSECURE: serving without authentication on a non-loopback address (--insecure-no-auth); "+
+			"anyone who can reach it can read every run and spend every provider's credits", "addr", cfg.Addr)
+	}
+	web := handlers.New(st, eng, log, handlers.WithMetrics(mets),
+		handlers.WithEdge(handlers.Edge{ListenAddr: cfg.Addr, AllowedHosts: cfg.AllowedHosts, AuthToken: cfg.AuthToken}))
+	srv := newServer(cfg.Addr, web, streamsCtx)
 	errc := make(chan error, 1)
 	go func() {
 		log.Info("Tribunal is up", "url", "http://"+cfg.Addr)
@@ -219,4 +263,16 @@ func run(args []string) error {
 	}
 	stopEngine() // the call in flight is released back to its queue
 	return nil
+}
+
+// newServer bounds how long a client may take to send a request and how
+// long an idle connection stays open. There is no WriteTimeout: exports
+// and reports take as long as they take, and event streams set a deadline
+// per write (handlers/events.go), as they lift the read deadline.
+func newServer(addr string, h http.Handler, base context.Context) *http.Server {
+	return &http.Server{Addr: addr, Handler: h,
+		ReadHeaderTimeout: 10 * time.Second,
+		ReadTimeout:       2 * time.Minute, // a whole request: a 50 MB import on a slow link
+		IdleTimeout:       2 * time.Minute,
+		BaseContext:       func(net.Listener) context.Context { return base }}
 }
