@@ -265,14 +265,14 @@ func run(args []string) error {
 	return nil
 }
 
-// newServer bounds how long a client may take to send a request and how
-// long an idle connection stays open. There is no WriteTimeout: exports
-// and reports take as long as they take, and event streams set a deadline
-// per write (handlers/events.go), as they lift the read deadline.
+// newServer bounds how long a client may take to send a request, to read
+// a reply and to keep an idle connection. Event streams set a deadline per
+// write instead (handlers/events.go), so they outlive WriteTimeout.
 func newServer(addr string, h http.Handler, base context.Context) *http.Server {
 	return &http.Server{Addr: addr, Handler: h,
 		ReadHeaderTimeout: 10 * time.Second,
 		ReadTimeout:       2 * time.Minute, // a whole request: a 50 MB import on a slow link
+		WriteTimeout:      5 * time.Minute, // the slowest reply: a large export, a provider test (2 min)
 		IdleTimeout:       2 * time.Minute,
 		BaseContext:       func(net.Listener) context.Context { return base }}
 }

@@ -69,7 +69,7 @@ func TestParseConfigEdge(t *testing.T) {
 
 func TestServerTimeouts(t *testing.T) {
 	srv := newServer("127.0.0.1:0", http.NotFoundHandler(), context.Background())
-	if srv.ReadHeaderTimeout <= 0 || srv.ReadTimeout <= 0 || srv.IdleTimeout <= 0 {
-		t.Errorf("timeouts: header %s, read %s, idle %s", srv.ReadHeaderTimeout, srv.ReadTimeout, srv.IdleTimeout)
+	if srv.ReadHeaderTimeout <= 0 || srv.ReadTimeout <= 0 || srv.WriteTimeout <= 0 || srv.IdleTimeout <= 0 {
+		t.Errorf("timeouts: header %s, read %s, write %s, idle %s", srv.ReadHeaderTimeout, srv.ReadTimeout, srv.WriteTimeout, srv.IdleTimeout)
 	}
 }

@@ -158,12 +158,15 @@ func limitBody(next echo.HandlerFunc) echo.HandlerFunc {
 		r.Body = http.MaxBytesReader(c.Response(), r.Body, limit)
 		// Echo's FormValue drops parse errors, so an oversized form sent
 		// without a length would reach the handler empty; parse it here.
-		ct, _, _ := mime.ParseMediaType(r.Header.Get(echo.HeaderContentType))
-		if ct == echo.MIMEApplicationForm || ct == echo.MIMEMultipartForm {
-			var mbe *http.MaxBytesError
-			if err := r.ParseMultipartForm(32 << 20); errors.As(err, &mbe) {
-				return err
-			}
+		var err error
+		switch ct, _, _ := mime.ParseMediaType(r.Header.Get(echo.HeaderContentType)); ct {
+		case echo.MIMEApplicationForm:
+			err = r.ParseForm()
+		case echo.MIMEMultipartForm:
+			err = r.ParseMultipartForm(32 << 20) // echo's own memory limit
+		}
+		if mbe := (*http.MaxBytesError)(nil); errors.As(err, &mbe) {
+			return err
 		}
 		return next(c)
 	}

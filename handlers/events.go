@@ -27,7 +27,8 @@ const (
 	sseMinInterval = 250 * time.Millisecond // coalesce updates: at most 4 frames a second
 	sseHeartbeat   = 15 * time.Second
 	sseLogBatch    = 500
-	// sseWriteTimeout bounds each write, so a client that stops reading frees its stream.
+	// sseWriteTimeout bounds each write, instead of the server's WriteTimeout
+	// bounding the whole stream; a client that stops reading frees its stream.
 	sseWriteTimeout = 30 * time.Second
 )
 
@@ -104,11 +105,9 @@ func (h *Handler) streamRun(c echo.Context, write frameWriter) error {
 	res.Header().Set(echo.HeaderCacheControl, "no-cache")
 	res.Header().Set("X-Accel-Buffering", "no")
 	res.WriteHeader(http.StatusOK)
-	// A stream outlives the server's ReadTimeout, whose read deadline would
-	// cancel it; it lifts that deadline and sets one per write instead.
-	rc := http.NewResponseController(res)
-	rc.SetReadDeadline(time.Time{})
-	w := &sseWriter{c: c, rc: rc}
+	// A stream outlives the server's WriteTimeout: each write sets its own
+	// deadline (net/http already lifts the read deadline once the request is read).
+	w := &sseWriter{c: c, rc: http.NewResponseController(res)}
 	if err := w.comment("connected"); err != nil {
 		return nil
 	}
