@@ -165,7 +165,8 @@ func limitBody(next echo.HandlerFunc) echo.HandlerFunc {
 		case echo.MIMEMultipartForm:
 			err = r.ParseMultipartForm(32 << 20) // echo's own memory limit
 		}
-		if mbe := (*http.MaxBytesError)(nil); errors.As(err, &mbe) {
+		var mbe *http.MaxBytesError
+		if errors.As(err, &mbe) {
 			return err
 		}
 		return next(c)
