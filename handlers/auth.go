@@ -60,12 +60,17 @@ func openPath(path string) bool {
 // get 401 from the API and /metrics, and the sign-in page elsewhere.
 func (h *Handler) requireAuth(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
-		if h.authToken == "" || openPath(c.Path()) {
+		if h.authToken == "" {
 			return next(c)
 		}
 		r := c.Request()
-		if h.signedIn(r) {
-			c.SetRequest(r.WithContext(views.WithSignOut(r.Context())))
+		signedIn := h.signedIn(r)
+		session := views.SignedOut
+		if signedIn {
+			session = views.SignedIn
+		}
+		c.SetRequest(r.WithContext(views.WithSession(r.Context(), session)))
+		if signedIn || openPath(c.Path()) {
 			return next(c)
 		}
 		if isAPI(c) || r.URL.Path == "/metrics" {

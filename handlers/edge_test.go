@@ -179,6 +179,12 @@ func TestAuthToken(t *testing.T) {
 		}
 	}
 
+	// The sign-in page links nowhere it could not go, and polls nothing (a
+	// poll would be sent back to sign in, for ever).
+	if _, body := send(t, newRequest(t, "GET", srv.URL+"/login", "", nil)); strings.Contains(body, "hx-get") || strings.Contains(body, `href="/tasks"`) {
+		t.Errorf("the sign-in page carries the app's navigation")
+	}
+
 	// HTMX cannot follow a redirect into a fragment; it is told to navigate.
 	res, _ := send(t, newRequest(t, "GET", srv.URL+"/runs", "", map[string]string{"HX-Request": "true"}))
 	if res.StatusCode != 401 || res.Header.Get("HX-Redirect") != "/login" {

@@ -11,17 +11,28 @@ import templruntime "github.com/a-h/templ/runtime"
 
 import "context"
 
-type signOutKey struct{}
+// Session is what a page knows of signing in.
+type Session int
 
-// WithSignOut marks a signed-in request: its pages offer "Sign out" (only
-// when authentication is on).
-func WithSignOut(ctx context.Context) context.Context {
-	return context.WithValue(ctx, signOutKey{}, true)
+// The sessions: with authentication off, pages show everything; with it on,
+// a signed-out browser (on the sign-in page) sees no links it could not
+// follow, and a signed-in one may sign out.
+const (
+	NoAuth Session = iota
+	SignedIn
+	SignedOut
+)
+
+type sessionKey struct{}
+
+// WithSession tells the pages rendered with ctx about the session.
+func WithSession(ctx context.Context, s Session) context.Context {
+	return context.WithValue(ctx, sessionKey{}, s)
 }
 
-func signOutShown(ctx context.Context) bool {
-	shown, _ := ctx.Value(signOutKey{}).(bool)
-	return shown
+func sessionOf(ctx context.Context) Session {
+	s, _ := ctx.Value(sessionKey{}).(Session)
+	return s
 }
 
 // LoginPage asks for the server's token; next is where to go after.
@@ -61,7 +72,7 @@ func LoginPage(next, errMsg string) templ.Component {
 			var templ_7745c5c3_Var3 string
 			templ_7745c5c3_Var3, templ_7745c5c3_Err = templruntime.NewAttributeExpression(next).Resolve(ctx)
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/login.templ`, Line: 24, Col: 49}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/login.templ`, Line: 35, Col: 49}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var3)
 			if templ_7745c5c3_Err != nil {
@@ -89,7 +100,7 @@ func LoginPage(next, errMsg string) templ.Component {
 				var templ_7745c5c3_Var4 string
 				templ_7745c5c3_Var4, templ_7745c5c3_Err = templ.JoinStringErrs(errMsg)
 				if templ_7745c5c3_Err != nil {
-					return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/login.templ`, Line: 33, Col: 60}
+					return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/login.templ`, Line: 44, Col: 60}
 				}
 				_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var4))
 				if templ_7745c5c3_Err != nil {
