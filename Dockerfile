@@ -17,6 +17,9 @@ FROM gcr.io/distroless/static-debian12:nonroot
 COPY --from=build /tribunal /tribunal
 # Owned by the nonroot user so a fresh named volume on /data is writable.
 COPY --from=build --chown=65532:65532 /data /data
+# Listening on every interface needs a token, passed at run time and never
+# baked into the image: docker run -e TRIBUNAL_AUTH_TOKEN=$(openssl rand -hex 32) …
+# (the server refuses to start without one; see README "Security").
 ENV TRIBUNAL_ADDR=0.0.0.0:8080 \
     TRIBUNAL_DATA_DIR=/data
 EXPOSE 8080

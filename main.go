@@ -15,6 +15,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -23,6 +24,7 @@ import (
 	"tribunal/egress"
 	"tribunal/engine"
 	"tribunal/handlers"
+	"tribunal/metrics"
 	"tribunal/secret"
 	"tribunal/store"
 	"tribunal/watch"
@@ -44,6 +46,10 @@ type Config struct {
 	Lease         time.Duration
 	// Egress says which kinds of destination may reach private addresses.
 	Egress *egress.Policy
+	// AllowedHosts, AuthToken and InsecureNoAuth guard the web server (see handlers.Edge).
+	AllowedHosts   []string
+	AuthToken      string
+	InsecureNoAuth bool
 }
 
 func main() {
@@ -92,6 +98,9 @@ Flags (each has an environment variable):
 	fs.DurationVar(&cfg.Lease, "lease", envDuration("TRIBUNAL_LEASE", 30*time.Second), "how long a dead worker's items stay claimed before others take them (TRIBUNAL_LEASE)")
 	allowPrivate := fs.String("allow-private-egress", cmp.Or(os.Getenv("TRIBUNAL_ALLOW_PRIVATE_EGRESS"), egress.Default.String()),
 		"destinations that may reach loopback and private addresses: providers, webhooks, or none (TRIBUNAL_ALLOW_PRIVATE_EGRESS)")
+	allowedHosts := fs.String("allowed-hosts", os.Getenv("TRIBUNAL_ALLOWED_HOSTS"), "comma-separated host names (name or name:port) the server answers to besides localhost and the listen address (TRIBUNAL_ALLOWED_HOSTS)")
+	fs.StringVar(&cfg.AuthToken, "auth-token", os.Getenv("TRIBUNAL_AUTH_TOKEN"), "token required of API calls (Authorization: Bearer) and to sign in to the UI; prefer the variable, a flag shows in ps (TRIBUNAL_AUTH_TOKEN)")
+	fs.BoolVar(&cfg.InsecureNoAuth, "insecure-no-auth", envBool("TRIBUNAL_INSECURE_NO_AUTH"), "serve a non-loopback address without a token (TRIBUNAL_INSECURE_NO_AUTH=true)")
 	level := fs.String("log-level", cmp.Or(os.Getenv("TRIBUNAL_LOG_LEVEL"), "info"), "debug, info, warn or error (TRIBUNAL_LOG_LEVEL)")
 	if err := fs.Parse(args); err != nil {
 		return cfg, err
@@ -110,10 +119,38 @@ Flags (each has an environment variable):
 		return cfg, fmt.Errorf("--allow-private-egress: %w", err)
 	}
 	cfg.Egress = policy
+	for _, h := range strings.Split(*allowedHosts, ",") {
+		if h = strings.TrimSpace(h); h != "" {
+			cfg.AllowedHosts = append(cfg.AllowedHosts, h)
+		}
+	}
+	if !cfg.WorkerOnly && cfg.AuthToken == "" && !cfg.InsecureNoAuth && !loopback(cfg.Addr) {
+		return cfg, fmt.Errorf("--addr %s can be reached from other machines, and without a token anyone there can use Tribunal "+
+			"and its providers' keys: set TRIBUNAL_AUTH_TOKEN (e.g. export TRIBUNAL_AUTH_TOKEN=$(openssl rand -hex 32)) "+
+			"or --auth-token, listen on 127.0.0.1, or pass --insecure-no-auth (TRIBUNAL_INSECURE_NO_AUTH=true) to accept the risk", cfg.Addr)
+	}
 	cfg.MasterKey = os.Getenv("TRIBUNAL_MASTER_KEY")
 	cfg.OllamaURL = cmp.Or(os.Getenv("OLLAMA_BASE_URL"), "http://127.0.0.1:11434")
 	cfg.LMStudioURL = cmp.Or(os.Getenv("LMSTUDIO_BASE_URL"), "http://127.0.0.1:1234")
 	return cfg, nil
+}
+
+// loopback reports whether addr (host:port) listens on this machine only.
+func loopback(addr string) bool {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return false
+	}
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+func envBool(name string) bool {
+	v, _ := strconv.ParseBool(os.Getenv(name))
+	return v
 }
 
 func envInt(name string, def int) int {
@@ -181,7 +218,9 @@ func run(args []string) error {
 	log.Info("database ready", "dialect", st.Dialect())
 
 	broker := engine.NewBroker()
-	eng := engine.New(engine.Config{MaxInFlight: cfg.MaxInFlight, Lease: cfg.Lease, Egress: cfg.Egress}, st, broker, log)
+	mets := metrics.New(st, log)
+	eng := engine.New(engine.Config{MaxInFlight: cfg.MaxInFlight, Lease: cfg.Lease, Egress: cfg.Egress,
+		ObserveCallFunc: mets.ObserveCall, ObserveFailureFunc: mets.ObserveFailure}, st, broker, log)
 	var wg sync.WaitGroup
 	engineCtx, stopEngine := context.WithCancel(context.Background())
 	defer wg.Wait()
@@ -209,8 +248,13 @@ func run(args []string) error {
 	// Open event streams end when shutdown starts instead of holding it up.
 	streamsCtx, endStreams := context.WithCancel(context.Background())
 	defer endStreams()
-	srv := &http.Server{Addr: cfg.Addr, Handler: handlers.New(st, eng, log), ReadHeaderTimeout: 10 * time.Second,
-		BaseContext: func(net.Listener) context.Context { return streamsCtx }}
+	if cfg.InsecureNoAuth && cfg.AuthToken == "" && !loopback(cfg.Addr) {
+		log.Warn("INSECURE: serving without authentication on a non-loopback address (--insecure-no-auth); "+
+			"anyone who can reach it can read every run and spend every provider's credits", "addr", cfg.Addr)
+	}
+	web := handlers.New(st, eng, log, handlers.WithMetrics(mets),
+		handlers.WithEdge(handlers.Edge{ListenAddr: cfg.Addr, AllowedHosts: cfg.AllowedHosts, AuthToken: cfg.AuthToken}))
+	srv := newServer(cfg.Addr, web, streamsCtx)
 	errc := make(chan error, 1)
 	go func() {
 		log.Info("Tribunal is up", "url", "http://"+cfg.Addr)
@@ -231,4 +275,16 @@ func run(args []string) error {
 	}
 	stopEngine() // the call in flight is released back to its queue
 	return nil
+}
+
+// newServer bounds how long a client may take to send a request, to read
+// a reply and to keep an idle connection. Event streams set a deadline per
+// write instead (handlers/events.go), so they outlive WriteTimeout.
+func newServer(addr string, h http.Handler, base context.Context) *http.Server {
+	return &http.Server{Addr: addr, Handler: h,
+		ReadHeaderTimeout: 10 * time.Second,
+		ReadTimeout:       2 * time.Minute, // a whole request: a 50 MB import on a slow link
+		WriteTimeout:      5 * time.Minute, // the slowest reply: a large export, a provider test (2 min)
+		IdleTimeout:       2 * time.Minute,
+		BaseContext:       func(net.Listener) context.Context { return base }}
 }

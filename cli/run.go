@@ -22,9 +22,9 @@ import (
 	"golang.org/x/term"
 
 	"tribunal/engine"
+	"tribunal/format"
 	"tribunal/report"
 	"tribunal/runfile"
-	"tribunal/format"
 	"tribunal/runs"
 	"tribunal/store"
 )

@@ -41,6 +41,10 @@ type Config struct {
 	MaxInFlight int
 	// Egress says where provider calls may connect; nil is egress.Default.
 	Egress *egress.Policy
+	// ObserveCallFunc, when set, sees each provider call: how long it took and its error (nil: success).
+	ObserveCallFunc func(provider, model string, took time.Duration, err error)
+	// ObserveFailureFunc, when set, sees each failed attempt of an item and whether it will be retried.
+	ObserveFailureFunc func(phase store.Phase, retried bool)
 }
 
 // Engine claims items and runs them, up to each provider's concurrency.
@@ -633,7 +637,12 @@ func (e *Engine) chat(ctx context.Context, p *store.Provider, client *llm.Client
 	if err := e.waitRate(ctx, p); err != nil {
 		return llm.Response{}, err
 	}
-	return client.Chat(ctx, req)
+	start := time.Now()
+	resp, err := client.Chat(ctx, req)
+	if f := e.cfg.ObserveCallFunc; f != nil {
+		f(p.Name, req.Model, time.Since(start), err)
+	}
+	return resp, err
 }
 
 func (e *Engine) warmup(ctx context.Context, runID int64, tg *store.RunTarget, p *store.Provider, client *llm.Client) {
@@ -810,6 +819,9 @@ func (e *Engine) callFailed(ctx context.Context, w *store.WorkItem, phase store.
 	}
 	var le *llm.Error
 	permanent := errors.As(err, &le) && !le.Retryable()
+	if f := e.cfg.ObserveFailureFunc; f != nil {
+		f(phase, !permanent && w.Failures+1 < e.cfg.MaxAttempts)
+	}
 	if permanent || w.Failures+1 >= e.cfg.MaxAttempts {
 		e.failNow(ctx, w, phase, reason)
 		return

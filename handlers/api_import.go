@@ -39,12 +39,12 @@ func readUpload(c echo.Context) (*upload, error) {
 		return c.FormValue(name)
 	}
 	ct, _, _ := mime.ParseMediaType(r.Header.Get(echo.HeaderContentType))
-	r.Body = http.MaxBytesReader(c.Response(), r.Body, importer.MaxFileSize+(1<<20))
 	switch ct {
 	case echo.MIMEMultipartForm, echo.MIMEApplicationForm:
 		if fh, err := c.FormFile("file"); err == nil && fh.Size > 0 {
 			if fh.Size > importer.MaxFileSize {
-				return nil, badRequest("the file is %d bytes, more than the %d MB limit", fh.Size, importer.MaxFileSize>>20)
+				return nil, echo.NewHTTPError(http.StatusRequestEntityTooLarge,
+					fmt.Sprintf("the file is %d bytes, more than the %d MB limit", fh.Size, importer.MaxFileSize>>20))
 			}
 			f, err := fh.Open()
 			if err != nil {
@@ -66,7 +66,7 @@ func readUpload(c echo.Context) (*upload, error) {
 		if err != nil {
 			var mbe *http.MaxBytesError
 			if errors.As(err, &mbe) {
-				return nil, badRequest("the body is more than the %d MB limit", importer.MaxFileSize>>20)
+				return nil, err // 413 (limitBody set the limit)
 			}
 			return nil, badRequest("unreadable body: %v", err)
 		}

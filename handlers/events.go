@@ -28,6 +28,9 @@ const (
 	sseMinInterval = 250 * time.Millisecond // coalesce updates: at most 4 frames a second
 	sseHeartbeat   = 15 * time.Second
 	sseLogBatch    = 500
+	// sseWriteTimeout bounds each write, instead of the server's WriteTimeout
+	// bounding the whole stream; a client that stops reading frees its stream.
+	sseWriteTimeout = 30 * time.Second
 )
 
 // runFrame is one coalesced update: new log entries and the run's state.
@@ -42,7 +45,8 @@ type runFrame struct {
 type frameWriter func(w *sseWriter, f *runFrame, progressChanged bool) error
 
 type sseWriter struct {
-	c echo.Context
+	c  echo.Context
+	rc *http.ResponseController
 }
 
 // event writes one event; multi-line data becomes one data: line per line.
@@ -56,6 +60,7 @@ func (s *sseWriter) event(id, name, data string) error {
 		fmt.Fprintf(&b, "data: %s\n", strings.TrimRight(line, "\r"))
 	}
 	b.WriteString("\n")
+	s.rc.SetWriteDeadline(time.Now().Add(sseWriteTimeout))
 	if _, err := s.c.Response().Write(b.Bytes()); err != nil {
 		return err
 	}
@@ -64,6 +69,7 @@ func (s *sseWriter) event(id, name, data string) error {
 }
 
 func (s *sseWriter) comment(text string) error {
+	s.rc.SetWriteDeadline(time.Now().Add(sseWriteTimeout))
 	if _, err := fmt.Fprintf(s.c.Response(), ": %s\n\n", text); err != nil {
 		return err
 	}
@@ -93,13 +99,16 @@ func (h *Handler) streamRun(c echo.Context, write frameWriter) error {
 	}
 	sig, unsub := h.engine.Broker().Subscribe(id)
 	defer unsub()
+	defer h.metrics.StreamOpened()()
 
 	res := c.Response()
 	res.Header().Set(echo.HeaderContentType, "text/event-stream")
 	res.Header().Set(echo.HeaderCacheControl, "no-cache")
 	res.Header().Set("X-Accel-Buffering", "no")
 	res.WriteHeader(http.StatusOK)
-	w := &sseWriter{c: c}
+	// A stream outlives the server's WriteTimeout: each write sets its own
+	// deadline (net/http already lifts the read deadline once the request is read).
+	w := &sseWriter{c: c, rc: http.NewResponseController(res)}
 	if err := w.comment("connected"); err != nil {
 		return nil
 	}

@@ -20,6 +20,7 @@ import (
 
 	"tribunal/engine"
 	"tribunal/llm"
+	"tribunal/metrics"
 	"tribunal/runs"
 	"tribunal/store"
 	"tribunal/views"
@@ -31,15 +32,40 @@ type Handler struct {
 	engine      *engine.Engine
 	log         *slog.Logger
 	runs        *runs.Service
+	hosts       hostGuard
+	authToken   string
+	metrics     *metrics.Metrics
 	analyses    stampCache[int64, cachedAnalysis]
 	comparisons stampCache[string, cachedComparison]
 	// leaderboards keeps pairwise fits by the number of comparisons done (done ones never change).
 	leaderboards stampCache[int64, store.PairwiseReport]
 }
 
+// Option configures New.
+type Option func(*Handler)
+
+// WithEdge sets the host names the server answers to and its auth token.
+func WithEdge(edge Edge) Option {
+	return func(h *Handler) {
+		h.hosts = newHostGuard(edge)
+		h.authToken = edge.AuthToken
+	}
+}
+
+// WithMetrics serves m at /metrics, so what the engine counts into it shows.
+func WithMetrics(m *metrics.Metrics) Option {
+	return func(h *Handler) { h.metrics = m }
+}
+
 // New wires the handlers and registers their routes on a new Echo.
-func New(st *store.Store, eng *engine.Engine, logger *slog.Logger) *echo.Echo {
-	h := &Handler{store: st, engine: eng, log: logger, runs: runs.New(st, eng)}
+func New(st *store.Store, eng *engine.Engine, logger *slog.Logger, opts ...Option) *echo.Echo {
+	h := &Handler{store: st, engine: eng, log: logger, hosts: newHostGuard(Edge{}), runs: runs.New(st, eng)}
+	for _, opt := range opts {
+		opt(h)
+	}
+	if h.metrics == nil {
+		h.metrics = metrics.New(st, logger)
+	}
 	e := echo.New()
 	e.HideBanner, e.HidePort = true, true
 	e.HTTPErrorHandler = h.handleError
@@ -70,6 +96,7 @@ func statusOf(err error) (int, string) {
 	var le *llm.Error
 	var nf *store.NotFoundError
 	var ce *store.ConflictError
+	var mbe *http.MaxBytesError
 	switch {
 	case errors.As(err, &he):
 		return he.Code, fmt.Sprint(he.Message)
@@ -81,14 +108,22 @@ func statusOf(err error) (int, string) {
 		return http.StatusConflict, ce.Error()
 	case errors.As(err, &le):
 		return http.StatusBadGateway, "provider: " + le.Error()
+	case errors.As(err, &mbe):
+		return http.StatusRequestEntityTooLarge, fmt.Sprintf("the request body is larger than this route's limit of %d MB", mbe.Limit>>20)
 	}
 	return http.StatusInternalServerError, "internal error"
 }
 
 // handleError is the one place errors become responses: JSON {"error"} for
 // the API, an error page or an HTMX fragment for the UI. 5xx are logged once.
+// A client that went away gets nothing written and is no server error.
 func (h *Handler) handleError(err error, c echo.Context) {
 	if c.Response().Committed {
+		return
+	}
+	if ctx := c.Request().Context(); errors.Is(ctx.Err(), context.Canceled) {
+		h.log.DebugContext(ctx, "client went away", "method", c.Request().Method, "path", c.Request().URL.Path,
+			"status", 499, "err", err)
 		return
 	}
 	status, msg := statusOf(err)
@@ -114,18 +149,22 @@ func (h *Handler) handleError(err error, c echo.Context) {
 	render(c, status, views.ErrorPage(status, msg))
 }
 
-// bindJSON decodes a JSON body strictly: JSON only, known fields only, one value.
+// bindJSON decodes a JSON body strictly: JSON only, known fields only, one
+// value, within the body limit (see limitBody).
 func bindJSON(c echo.Context, dst any) error {
 	ct, _, _ := mime.ParseMediaType(c.Request().Header.Get(echo.HeaderContentType))
 	if ct != echo.MIMEApplicationJSON {
 		return echo.NewHTTPError(http.StatusUnsupportedMediaType, "the body must be JSON (Content-Type: application/json)")
 	}
-	dec := json.NewDecoder(io.LimitReader(c.Request().Body, 8<<20))
+	dec := json.NewDecoder(c.Request().Body)
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(dst); err != nil {
 		var se *json.SyntaxError
 		var te *json.UnmarshalTypeError
+		var mbe *http.MaxBytesError
 		switch {
+		case errors.As(err, &mbe):
+			return err
 		case errors.Is(err, io.EOF):
 			return badRequest("the body is empty; send a JSON object")
 		case errors.As(err, &se):
@@ -167,8 +206,9 @@ func queryInt(c echo.Context, name string) (int, error) {
 
 // sameOrigin refuses state-changing requests sent by another site: a browser
 // always sends Origin (or Sec-Fetch-Site) on them, while scripts and CLIs send
-// neither and need no token.
-func sameOrigin(next echo.HandlerFunc) echo.HandlerFunc {
+// neither. The Origin must be a name the server answers to (see hostGuard),
+// not merely the request's own Host, which a rebound name would match.
+func (h *Handler) sameOrigin(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		r := c.Request()
 		switch r.Method {
@@ -177,7 +217,7 @@ func sameOrigin(next echo.HandlerFunc) echo.HandlerFunc {
 		}
 		if origin := r.Header.Get("Origin"); origin != "" && origin != "null" {
 			u, err := url.Parse(origin)
-			if err != nil || u.Host != r.Host {
+			if err != nil || !h.hosts.allows(u.Host) {
 				return echo.NewHTTPError(http.StatusForbidden, "cross-origin request refused (Origin "+origin+")")
 			}
 			return next(c)

@@ -15,8 +15,11 @@ import (
 
 // routes lists every route of Tribunal in one place.
 func (h *Handler) routes(e *echo.Echo) {
+	e.Pre(securityHeaders, h.checkHost)
 	e.Use(middleware.Recover())
-	e.Use(sameOrigin)
+	e.Use(h.requireAuth)
+	e.Use(h.sameOrigin)
+	e.Use(limitBody)
 	e.Use(middleware.GzipWithConfig(middleware.GzipConfig{
 		// Streams flush as they go; compressing them would hold frames back.
 		Skipper: func(c echo.Context) bool { return strings.HasSuffix(c.Request().URL.Path, "/events") },
@@ -24,6 +27,11 @@ func (h *Handler) routes(e *echo.Echo) {
 
 	e.GET("/assets/*", echo.WrapHandler(http.StripPrefix("/assets/", cachedAssets(http.FileServerFS(assets.FS)))))
 	e.GET("/healthz", func(c echo.Context) error { return c.String(http.StatusOK, "ok") })
+	e.GET("/readyz", h.ready)
+	e.GET("/metrics", echo.WrapHandler(h.metrics.Handler()))
+	e.GET("/login", h.showLogin)
+	e.POST("/login", h.login)
+	e.Match([]string{http.MethodGet, http.MethodPost}, "/logout", h.logout)
 	e.GET("/", func(c echo.Context) error { return c.Redirect(http.StatusFound, "/runs") })
 
 	// Pages (templ + HTMX).

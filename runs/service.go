@@ -36,13 +36,19 @@ func (s *Service) Rerun(ctx context.Context, id int64, triggeredBy string) (*sto
 }
 
 // Pause stops claiming a run's items; the calls in flight finish.
-func (s *Service) Pause(ctx context.Context, id int64) (*store.Run, error) { return s.engine.Pause(ctx, id) }
+func (s *Service) Pause(ctx context.Context, id int64) (*store.Run, error) {
+	return s.engine.Pause(ctx, id)
+}
 
 // Resume lets a paused run go on.
-func (s *Service) Resume(ctx context.Context, id int64) (*store.Run, error) { return s.engine.Resume(ctx, id) }
+func (s *Service) Resume(ctx context.Context, id int64) (*store.Run, error) {
+	return s.engine.Resume(ctx, id)
+}
 
 // Cancel ends a run for good.
-func (s *Service) Cancel(ctx context.Context, id int64) (*store.Run, error) { return s.engine.Cancel(ctx, id) }
+func (s *Service) Cancel(ctx context.Context, id int64) (*store.Run, error) {
+	return s.engine.Cancel(ctx, id)
+}
 
 // RetryJudging sends a finished run's items whose judging failed back to the judges.
 func (s *Service) RetryJudging(ctx context.Context, id int64) (int64, error) {

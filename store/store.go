@@ -184,10 +184,18 @@ func resolve(cfg Config) (Dialect, string, error) {
 	if dir == "" {
 		dir = "data"
 	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	// The database holds provider secrets (encrypted) and every answer: owner only.
+	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return "", "", fmt.Errorf("store: create data dir: %w", err)
 	}
 	path := filepath.Join(dir, "tribunal.db")
+	// SQLite would create the file with the umask's mode (often 0644), and its
+	// -wal and -shm files copy the database file's mode.
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return "", "", fmt.Errorf("store: create database file: %w", err)
+	}
+	f.Close()
 	dsn := "file:" + path + "?_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)&_pragma=foreign_keys(1)&_pragma=synchronous(NORMAL)&_time_format=sqlite"
 	return SQLite, dsn, nil
 }
@@ -277,6 +285,27 @@ func (s *Store) Close() error {
 		return fmt.Errorf("store: close: %w", err)
 	}
 	return sqlDB.Close()
+}
+
+// Ping checks that the database answers.
+func (s *Store) Ping(ctx context.Context) error {
+	sqlDB, err := s.db.DB()
+	if err != nil {
+		return fmt.Errorf("store: ping: %w", err)
+	}
+	if err := sqlDB.PingContext(ctx); err != nil {
+		return fmt.Errorf("store: ping: %w", err)
+	}
+	return nil
+}
+
+// PoolStats reports the connection pool's state.
+func (s *Store) PoolStats() sql.DBStats {
+	sqlDB, err := s.db.DB()
+	if err != nil {
+		return sql.DBStats{}
+	}
+	return sqlDB.Stats()
 }
 
 // Transact runs fn in one transaction: all its writes land, or none.

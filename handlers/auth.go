@@ -1,0 +1,134 @@
+package handlers
+
+import (
+	"crypto/hmac"
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/hex"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"tribunal/views"
+)
+
+// With --auth-token, scripts send the token as a Bearer header and browsers
+// sign in once and then carry a session cookie.
+
+const (
+	sessionCookie = "tribunal_session"
+	sessionMaxAge = 30 * 24 * time.Hour
+)
+
+// sessionValue is what the session cookie holds: derived from the token, so
+// every process behind one token accepts it, the token itself never sits in
+// a cookie, and changing the token signs everybody out.
+func sessionValue(token string) string {
+	m := hmac.New(sha256.New, []byte(token))
+	m.Write([]byte("tribunal-session"))
+	return hex.EncodeToString(m.Sum(nil))
+}
+
+// equalSecret compares in constant time; hashing first hides the length too.
+func equalSecret(a, b string) bool {
+	ha, hb := sha256.Sum256([]byte(a)), sha256.Sum256([]byte(b))
+	return subtle.ConstantTimeCompare(ha[:], hb[:]) == 1
+}
+
+// signedIn reports whether the request carries the token or the session cookie.
+func (h *Handler) signedIn(r *http.Request) bool {
+	if scheme, tok, ok := strings.Cut(r.Header.Get(echo.HeaderAuthorization), " "); ok && strings.EqualFold(scheme, "Bearer") {
+		return equalSecret(strings.TrimSpace(tok), h.authToken)
+	}
+	ck, err := r.Cookie(sessionCookie)
+	return err == nil && equalSecret(ck.Value, sessionValue(h.authToken))
+}
+
+// openPath is a route anyone may reach: health checks, assets, signing in and out.
+func openPath(path string) bool {
+	switch path {
+	case "/healthz", "/readyz", "/login", "/logout", "/assets/*":
+		return true
+	}
+	return false
+}
+
+// requireAuth lets signed-in requests through when a token is set. Others
+// get 401 from the API and /metrics, and the sign-in page elsewhere.
+func (h *Handler) requireAuth(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		if h.authToken == "" {
+			return next(c)
+		}
+		r := c.Request()
+		signedIn := h.signedIn(r)
+		session := views.SignedOut
+		if signedIn {
+			session = views.SignedIn
+		}
+		c.SetRequest(r.WithContext(views.WithSession(r.Context(), session)))
+		if signedIn || openPath(c.Path()) {
+			return next(c)
+		}
+		if isAPI(c) || r.URL.Path == "/metrics" {
+			c.Response().Header().Set(echo.HeaderWWWAuthenticate, `Bearer realm="tribunal"`)
+			return echo.NewHTTPError(http.StatusUnauthorized, "sign in: send Authorization: Bearer <token> (the server's --auth-token)")
+		}
+		login := "/login"
+		if r.Method == http.MethodGet && !isHTMX(c) {
+			login += "?next=" + url.QueryEscape(r.URL.RequestURI())
+		}
+		if isHTMX(c) {
+			// A fragment request cannot show a page; HTMX navigates instead.
+			c.Response().Header().Set("HX-Redirect", login)
+			return c.NoContent(http.StatusUnauthorized)
+		}
+		return c.Redirect(http.StatusSeeOther, login)
+	}
+}
+
+// localPath keeps a redirect on this site: a path, never //host, a URL, or
+// something a browser would turn into one (backslashes, control characters).
+func localPath(next string) string {
+	u, err := url.Parse(next)
+	if err != nil || !strings.HasPrefix(next, "/") || strings.HasPrefix(next, "//") || u.Scheme != "" || u.Host != "" ||
+		strings.ContainsFunc(next, func(r rune) bool { return r == '\\' || r < 0x20 || r == 0x7f }) {
+		return "/runs"
+	}
+	return next
+}
+
+// showLogin is GET /login: the sign-in form, or straight on when there is
+// nothing to sign in to or the browser already is.
+func (h *Handler) showLogin(c echo.Context) error {
+	next := localPath(c.QueryParam("next"))
+	if h.authToken == "" || h.signedIn(c.Request()) {
+		return c.Redirect(http.StatusSeeOther, next)
+	}
+	return render(c, http.StatusOK, views.LoginPage(next, ""))
+}
+
+// login is POST /login: the right token sets the session cookie.
+func (h *Handler) login(c echo.Context) error {
+	next := localPath(c.FormValue("next"))
+	if h.authToken == "" {
+		return c.Redirect(http.StatusSeeOther, next)
+	}
+	if !equalSecret(c.FormValue("token"), h.authToken) {
+		return render(c, http.StatusUnauthorized, views.LoginPage(next, "That is not the server's token."))
+	}
+	c.SetCookie(&http.Cookie{Name: sessionCookie, Value: sessionValue(h.authToken), Path: "/",
+		MaxAge: int(sessionMaxAge.Seconds()), HttpOnly: true, SameSite: http.SameSiteStrictMode,
+		Secure: c.Scheme() == "https"})
+	return c.Redirect(http.StatusSeeOther, next)
+}
+
+// logout is /logout: it clears the session cookie.
+func (h *Handler) logout(c echo.Context) error {
+	c.SetCookie(&http.Cookie{Name: sessionCookie, Value: "", Path: "/", MaxAge: -1, HttpOnly: true,
+		SameSite: http.SameSiteStrictMode, Secure: c.Scheme() == "https"})
+	return c.Redirect(http.StatusSeeOther, "/login")
+}
