@@ -294,7 +294,7 @@ func (e *Engine) state(ctx context.Context, run *store.Run) (*runState, error) {
 	}
 	rs = &runState{targets: map[int64]store.RunTarget{}, options: run.Options}
 	for _, j := range judges {
-		rs.judges = append(rs.judges, newPanelJudge(j, run.Options))
+		rs.judges = append(rs.judges, newPanelJudge(ctx, j, run.Options))
 	}
 	for _, t := range targets {
 		rs.targets[t.ID] = t

@@ -117,7 +117,7 @@ func (e *Engine) compare(ctx context.Context, rs *runState, pj *panelJudge, p *s
 	a, b := answers(&store.WorkItem{Item: w.A}), answers(&store.WorkItem{Item: w.B})
 	var cost float64
 	ask := func(first, second []string) (store.PairHalf, error) {
-		req, err := pairwiseRequest(pj, &w.Task, first, second)
+		req, err := pairwiseRequest(ctx, pj, &w.Task, first, second)
 		if err != nil {
 			return store.PairHalf{}, err
 		}
@@ -170,12 +170,12 @@ func (e *Engine) compare(ctx context.Context, rs *runState, pj *panelJudge, p *s
 }
 
 // pairwiseRequest builds the judge call showing first as answer A and second as answer B.
-func pairwiseRequest(pj *panelJudge, t *store.RunTask, first, second []string) (llm.Request, error) {
+func pairwiseRequest(ctx context.Context, pj *panelJudge, t *store.RunTask, first, second []string) (llm.Request, error) {
 	in := rubric.PairInput{Question: t.Question, Turns: t.AllTurns(), AnswersA: first, AnswersB: second,
 		ResponseA: first[len(first)-1], ResponseB: second[len(second)-1],
 		Reference: t.Reference, Excellent: t.Excellent, Good: t.Good, Pass: t.Pass,
 		IncorrectAnswerDirection: t.IncorrectAnswerDirection, Constraints: t.Constraints, JudgeInstructions: t.JudgeInstructions}
-	prompt, err := rubric.RenderPairwise(in)
+	prompt, err := rubric.RenderPairwise(ctx, in)
 	if err != nil {
 		return llm.Request{}, err
 	}
