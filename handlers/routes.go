@@ -14,6 +14,7 @@ import (
 func (h *Handler) routes(e *echo.Echo) {
 	e.Use(middleware.Recover())
 	e.Use(sameOrigin)
+	e.Use(refuseNUL)
 	e.Use(middleware.GzipWithConfig(middleware.GzipConfig{
 		// Streams flush as they go; compressing them would hold frames back.
 		Skipper: func(c echo.Context) bool { return strings.HasSuffix(c.Request().URL.Path, "/events") },
