@@ -183,6 +183,13 @@ func (s *Store) CreateRun(ctx context.Context, in RunInput) (*Run, error) {
 		if err := tx.checkActiveLimit(ctx, 0); err != nil {
 			return err
 		}
+		tasks, err := tx.runTaskCount(ctx, in)
+		if err != nil {
+			return err
+		}
+		if err := tx.checkItemLimit(tasks, len(in.Targets), in.Repeats); err != nil {
+			return err
+		}
 		providers := map[int64]*Provider{}
 		provider := func(field string, id int64) (*Provider, error) {
 			if p, ok := providers[id]; ok {
@@ -424,6 +431,15 @@ func (s *Store) checkActiveLimit(ctx context.Context, except int64) error {
 	return nil
 }
 
+// checkItemLimit refuses a run of more than maxItems items (tasks × targets
+// × repeats) before any of its rows is written.
+func (s *Store) checkItemLimit(tasks int64, targets, repeats int) error {
+	if n := tasks * int64(targets) * int64(repeats); n > int64(s.maxItems) {
+		return invalid("", "a run of %d items exceeds --max-run-items (%d)", n, s.maxItems)
+	}
+	return nil
+}
+
 // RetryJudging sends the items whose judging failed back to the judge and
 // makes the run active again; it reports how many items it re-queued.
 func (s *Store) RetryJudging(ctx context.Context, runID int64) (int64, error) {
@@ -638,6 +654,13 @@ func (s *Store) RerunRun(ctx context.Context, sourceID int64, triggeredBy, snaps
 			return err
 		}
 		if err := tx.checkActiveLimit(ctx, 0); err != nil {
+			return err
+		}
+		var tasks int64
+		if err := tx.conn(ctx).Model(&RunTask{}).Where("run_id = ?", src.ID).Count(&tasks).Error; err != nil {
+			return fmt.Errorf("store: rerun: %w", err)
+		}
+		if err := tx.checkItemLimit(tasks, len(src.Targets), max(src.Repeats, 1)); err != nil {
 			return err
 		}
 		now := s.now()

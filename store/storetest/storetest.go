@@ -30,7 +30,13 @@ func Box(t testing.TB) *secret.Box {
 // SQLite returns a store on a new SQLite file in t.TempDir().
 func SQLite(t testing.TB) *store.Store {
 	t.Helper()
-	st, err := store.Open(context.Background(), store.Config{DataDir: t.TempDir(), Box: Box(t)})
+	return sqliteWith(t, store.Config{})
+}
+
+func sqliteWith(t testing.TB, cfg store.Config) *store.Store {
+	t.Helper()
+	cfg.DataDir, cfg.Box = t.TempDir(), Box(t)
+	st, err := store.Open(context.Background(), cfg)
 	if err != nil {
 		t.Fatalf("open sqlite store: %v", err)
 	}
@@ -77,7 +83,13 @@ func PostgresURL(t testing.TB) string {
 // Postgres returns a store on a fresh PostgreSQL schema.
 func Postgres(t testing.TB) *store.Store {
 	t.Helper()
-	st, err := store.Open(context.Background(), store.Config{DatabaseURL: PostgresURL(t), Box: Box(t)})
+	return postgresWith(t, store.Config{})
+}
+
+func postgresWith(t testing.TB, cfg store.Config) *store.Store {
+	t.Helper()
+	cfg.DatabaseURL, cfg.Box = PostgresURL(t), Box(t)
+	st, err := store.Open(context.Background(), cfg)
 	if err != nil {
 		t.Fatalf("open postgres store: %v", err)
 	}
@@ -90,4 +102,12 @@ func Each(t *testing.T, fn func(t *testing.T, st *store.Store)) {
 	t.Helper()
 	t.Run("sqlite", func(t *testing.T) { fn(t, SQLite(t)) })
 	t.Run("postgres", func(t *testing.T) { fn(t, Postgres(t)) })
+}
+
+// EachWith is Each on stores opened with cfg's limits (MaxActiveRuns,
+// MaxRunItems); its database fields are filled in.
+func EachWith(t *testing.T, cfg store.Config, fn func(t *testing.T, st *store.Store)) {
+	t.Helper()
+	t.Run("sqlite", func(t *testing.T) { fn(t, sqliteWith(t, cfg)) })
+	t.Run("postgres", func(t *testing.T) { fn(t, postgresWith(t, cfg)) })
 }
