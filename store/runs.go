@@ -598,7 +598,7 @@ func (s *Store) DeleteRun(ctx context.Context, id int64) error {
 // purgeBatch is how many rows one purge transaction deletes: small enough
 // that a request waiting for SQLite's connection waits a fraction of a
 // second (an item takes its scores and grade with it).
-const purgeBatch = 2000
+const purgeBatch = 1000
 
 // PurgeDeletedRuns deletes one batch of the rows of a run marked deleted
 // and reports whether any such run was left; the caller repeats it,
@@ -612,8 +612,8 @@ func (s *Store) PurgeDeletedRuns(ctx context.Context) (bool, error) {
 		return false, nil
 	}
 	id := ids[0]
-	// Comparisons first: they cite items.
-	for _, table := range []string{"comparisons", "items", "run_logs"} {
+	// Children before parents: comparisons cite items, items cite run_tasks.
+	for _, table := range []string{"comparisons", "items", "run_logs", "run_tasks"} {
 		res := s.conn(ctx).Exec("DELETE FROM "+table+" WHERE id IN (SELECT id FROM "+table+" WHERE run_id = ? LIMIT ?)", id, purgeBatch)
 		if res.Error != nil {
 			return false, fmt.Errorf("store: purge run %d %s: %w", id, table, res.Error)
@@ -622,7 +622,7 @@ func (s *Store) PurgeDeletedRuns(ctx context.Context) (bool, error) {
 			return true, nil
 		}
 	}
-	// What is left (targets, judges, tasks) is small: the run row takes it along.
+	// What is left (targets, judges, collections) is small: the run row takes it along.
 	if err := s.conn(ctx).Unscoped().Delete(&Run{}, id).Error; err != nil {
 		return false, fmt.Errorf("store: purge run %d: %w", id, err)
 	}

@@ -5,7 +5,10 @@
 -- batches of any run still marked.
 ALTER TABLE runs ADD COLUMN deleted_at DATETIME;
 CREATE INDEX idx_runs_deleted ON runs (id) WHERE deleted_at IS NOT NULL;
--- Deleting an item looks up the comparisons that cite it; without these a
--- batch scans the whole comparisons table once per item.
+-- Deleting a row looks up the rows that cite it (a run task its items and
+-- comparisons, an item its comparisons); without these indexes each
+-- deleted row scans a whole table.
 CREATE INDEX idx_comparisons_item_a ON comparisons (item_a);
 CREATE INDEX idx_comparisons_item_b ON comparisons (item_b);
+CREATE INDEX idx_comparisons_run_task ON comparisons (run_task_id);
+CREATE INDEX idx_items_run_task ON items (run_task_id);
