@@ -50,6 +50,8 @@ type Config struct {
 	AllowedHosts   []string
 	AuthToken      string
 	InsecureNoAuth bool
+	// MaxRunItems bounds a run's tasks × targets × repeats.
+	MaxRunItems int
 }
 
 func main() {
@@ -94,6 +96,7 @@ Flags (each has an environment variable):
 	fs.StringVar(&cfg.DataDir, "data-dir", cmp.Or(os.Getenv("TRIBUNAL_DATA_DIR"), "data"), "directory of the embedded SQLite database and generated key (TRIBUNAL_DATA_DIR)")
 	fs.StringVar(&cfg.DatabaseURL, "database-url", os.Getenv("DATABASE_URL"), "postgres://… to use PostgreSQL instead of the embedded SQLite (DATABASE_URL)")
 	fs.IntVar(&cfg.MaxActiveRuns, "max-active-runs", envInt("TRIBUNAL_MAX_ACTIVE_RUNS", 1), "how many runs may be active at once (TRIBUNAL_MAX_ACTIVE_RUNS)")
+	fs.IntVar(&cfg.MaxRunItems, "max-run-items", envInt("TRIBUNAL_MAX_RUN_ITEMS", store.DefaultMaxRunItems), "how many items (tasks × targets × repeats) a run may have (TRIBUNAL_MAX_RUN_ITEMS)")
 	fs.IntVar(&cfg.MaxInFlight, "max-in-flight", envInt("TRIBUNAL_MAX_IN_FLIGHT", 64), "provider calls this process makes at once, at most (TRIBUNAL_MAX_IN_FLIGHT)")
 	fs.DurationVar(&cfg.Lease, "lease", envDuration("TRIBUNAL_LEASE", 30*time.Second), "how long a dead worker's items stay claimed before others take them (TRIBUNAL_LEASE)")
 	allowPrivate := fs.String("allow-private-egress", cmp.Or(os.Getenv("TRIBUNAL_ALLOW_PRIVATE_EGRESS"), egress.Default.String()),
@@ -108,8 +111,8 @@ Flags (each has an environment variable):
 	if fs.NArg() > 0 {
 		return cfg, fmt.Errorf("unexpected argument %q (see tribunal -h)", fs.Arg(0))
 	}
-	if cfg.MaxActiveRuns < 1 || cfg.MaxInFlight < 1 || cfg.Lease < time.Second {
-		return cfg, errors.New("--max-active-runs and --max-in-flight must be at least 1, --lease at least 1s")
+	if cfg.MaxActiveRuns < 1 || cfg.MaxInFlight < 1 || cfg.MaxRunItems < 1 || cfg.Lease < time.Second {
+		return cfg, errors.New("--max-active-runs, --max-in-flight and --max-run-items must be at least 1, --lease at least 1s")
 	}
 	if err := cfg.LogLevel.UnmarshalText([]byte(*level)); err != nil {
 		return cfg, fmt.Errorf("--log-level: %w", err)
@@ -210,7 +213,7 @@ func run(args []string) error {
 		return err
 	}
 	st, err := store.Open(ctx, store.Config{DatabaseURL: cfg.DatabaseURL, DataDir: cfg.DataDir, Box: box,
-		MaxActiveRuns: cfg.MaxActiveRuns, Egress: cfg.Egress})
+		MaxActiveRuns: cfg.MaxActiveRuns, MaxRunItems: cfg.MaxRunItems, Egress: cfg.Egress})
 	if err != nil {
 		return err
 	}

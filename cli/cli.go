@@ -178,7 +178,8 @@ func (e *env) openStore(ctx context.Context, d dbFlags) (*store.Store, error) {
 		return nil, err
 	}
 	st, err := store.Open(ctx, store.Config{DatabaseURL: d.databaseURL, DataDir: d.dataDir, Box: box,
-		MaxActiveRuns: max(e.envInt("TRIBUNAL_MAX_ACTIVE_RUNS", 1), 1), Egress: policy})
+		MaxActiveRuns: max(e.envInt("TRIBUNAL_MAX_ACTIVE_RUNS", 1), 1), MaxRunItems: max(e.envInt("TRIBUNAL_MAX_RUN_ITEMS", 0), 0),
+		Egress: policy})
 	if err != nil {
 		return nil, failErr("%v", err)
 	}

@@ -695,7 +695,7 @@ func (e *env) savedJudge(ctx context.Context, st *store.Store, j runfile.Judge, 
 	case j.StyleDef != nil:
 		def := *j.StyleDef
 		if old, ok := styles[strings.ToLower(def.Name)]; ok {
-			if sameStyle(old, def) {
+			if sameStyle(ctx, old, def) {
 				styleID = old.ID
 			} else {
 				s, err := st.UpdateStyle(ctx, old.ID, def)
@@ -762,8 +762,8 @@ func sameSettings(a, b store.TargetSettings) bool {
 	return bytes.Equal(x, y)
 }
 
-func sameStyle(old store.JudgementStyle, def store.StyleInput) bool {
-	if err := def.Normalize(); err != nil {
+func sameStyle(ctx context.Context, old store.JudgementStyle, def store.StyleInput) bool {
+	if err := def.Normalize(ctx); err != nil {
 		return false
 	}
 	if old.ScaleMin != def.ScaleMin || old.ScaleMax != def.ScaleMax || len(old.Metrics) != len(def.Metrics) {

@@ -182,6 +182,7 @@ func (e *Engine) Run(ctx context.Context) error {
 	bg.Go(func() { e.rescueLoop(ctx) })
 	bg.Go(func() { e.notify.run(ctx) })
 	bg.Go(func() { e.logs.run(ctx) })
+	bg.Go(func() { e.purgeLoop(ctx) })
 	defer bg.Wait()
 	defer e.logs.flush(ctx) // after the calls in flight have logged their outcome
 	defer e.inflight.Wait()
@@ -222,6 +223,34 @@ func (e *Engine) Run(ctx context.Context) error {
 const passBatchWindow = 2 * time.Millisecond
 
 func jitter(d time.Duration) time.Duration { return d + rand.N(d/10+1) }
+
+// A deleted run's rows are removed a batch at a time, with a pause between
+// batches in which requests get SQLite's one connection; runs deleted before
+// a restart are picked up on the next tick.
+const (
+	purgeInterval = time.Second
+	purgePause    = 50 * time.Millisecond
+)
+
+func (e *Engine) purgeLoop(ctx context.Context) {
+	t := time.NewTicker(purgeInterval)
+	defer t.Stop()
+	for {
+		more, err := e.store.PurgeDeletedRuns(ctx)
+		if err != nil && ctx.Err() == nil {
+			e.log.ErrorContext(ctx, "purge deleted runs", "err", err)
+		}
+		next := t.C
+		if more && err == nil {
+			next = time.After(purgePause)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-next:
+		}
+	}
+}
 
 func (e *Engine) rescueLoop(ctx context.Context) {
 	t := time.NewTicker(max(e.cfg.Lease/2, 10*time.Millisecond))
@@ -298,7 +327,7 @@ func (e *Engine) state(ctx context.Context, run *store.Run) (*runState, error) {
 	}
 	rs = &runState{targets: map[int64]store.RunTarget{}, options: run.Options}
 	for _, j := range judges {
-		rs.judges = append(rs.judges, newPanelJudge(j, run.Options))
+		rs.judges = append(rs.judges, newPanelJudge(ctx, j, run.Options))
 	}
 	for _, t := range targets {
 		rs.targets[t.ID] = t

@@ -289,3 +289,36 @@ func TestChecksOnlyRun(t *testing.T) {
 		}
 	})
 }
+
+// TestTemplateOverCapFailsItem: a template that passed its save-time check
+// but outgrows MaxOutput on a real answer fails the item, not the engine.
+func TestTemplateOverCapFailsItem(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, st *store.Store) {
+		ctx := context.Background()
+		b := setup(t, st, 2, func(r llmtest.ChatRequest) llmtest.Reply {
+			if r.IsJudge() {
+				return llmtest.Reply{Content: `{"score": 5, "reasoning": "ok"}`}
+			}
+			return llmtest.Reply{Content: strings.Repeat("long answer ", 50)} // 600 bytes × 1000 > 256 KB
+		})
+		style, err := st.CreateStyle(ctx, store.StyleInput{Name: "echo", PromptTemplate: "{{range 1000}}{{$.Response}}{{end}}"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		j, err := st.CreateJudge(ctx, store.JudgeInput{ProviderID: b.provider.ID, Model: "fake-judge", PersonalityName: "p", StyleID: style.ID})
+		if err != nil {
+			t.Fatal(err)
+		}
+		run, err := b.eng.StartRun(ctx, store.RunInput{JudgeIDs: []int64{j.ID}, CollectionIDs: []int64{b.coll.ID},
+			Targets: []store.ModelRef{{ProviderID: b.provider.ID, Model: "fake-small"}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		b.waitRun(t, run.ID)
+		for _, it := range items(t, st, run.ID) {
+			if it.Status != store.ItemFailed || !strings.Contains(it.Error, "longer than 256 KB") {
+				t.Errorf("item %d: %s %q; want FAILED for the prompt's size", it.ID, it.Status, it.Error)
+			}
+		}
+	})
+}

@@ -23,7 +23,7 @@ type panelJudge struct {
 	err     error           // an unusable template fails the judge's items with this
 }
 
-func newPanelJudge(j store.RunJudge, opts store.RunOptions) panelJudge {
+func newPanelJudge(ctx context.Context, j store.RunJudge, opts store.RunOptions) panelJudge {
 	pj := panelJudge{RunJudge: j}
 	text := j.PromptTemplate
 	if strings.TrimSpace(text) == "" {
@@ -32,7 +32,7 @@ func newPanelJudge(j store.RunJudge, opts store.RunOptions) panelJudge {
 	if pj.ScaleMax <= pj.ScaleMin {
 		pj.ScaleMin, pj.ScaleMax = 1, 10
 	}
-	pj.tmpl, pj.err = rubric.Parse(text)
+	pj.tmpl, pj.err = rubric.Parse(ctx, text)
 	for _, m := range j.Metrics {
 		if opts.MetricOn(m.Name) {
 			pj.metrics = append(pj.metrics, m)
@@ -49,7 +49,7 @@ func newPanelJudge(j store.RunJudge, opts store.RunOptions) panelJudge {
 }
 
 // judgeRequest builds the judge call for an item.
-func (pj *panelJudge) judgeRequest(w *store.WorkItem) (llm.Request, error) {
+func (pj *panelJudge) judgeRequest(ctx context.Context, w *store.WorkItem) (llm.Request, error) {
 	in := rubric.Input{Question: w.Task.Question, Turns: w.Task.AllTurns(), Answers: answers(w),
 		Reference: w.Task.Reference, Excellent: w.Task.Excellent, Good: w.Task.Good, Pass: w.Task.Pass,
 		IncorrectAnswerDirection: w.Task.IncorrectAnswerDirection, Constraints: w.Task.Constraints,
@@ -57,7 +57,7 @@ func (pj *panelJudge) judgeRequest(w *store.WorkItem) (llm.Request, error) {
 	if len(in.Answers) > 0 {
 		in.Response = in.Answers[len(in.Answers)-1]
 	}
-	prompt, err := rubric.Render(pj.tmpl, in)
+	prompt, err := rubric.Render(ctx, pj.tmpl, in)
 	if err != nil {
 		return llm.Request{}, err
 	}
@@ -88,7 +88,7 @@ func answers(w *store.WorkItem) []string {
 func (e *Engine) judge(ctx context.Context, pj *panelJudge, last bool, p *store.Provider, client *llm.Client, w *store.WorkItem) *store.Item {
 	stop := e.renewLease(ctx, &w.Item)
 	defer stop()
-	req, err := pj.judgeRequest(w)
+	req, err := pj.judgeRequest(ctx, w)
 	if err != nil {
 		e.failNow(ctx, w, store.PhaseJudging, fmt.Sprintf("judge %s: %v", pj.Name, err))
 		return nil

@@ -117,7 +117,7 @@ func (e *Engine) compare(ctx context.Context, rs *runState, pj *panelJudge, p *s
 	a, b := answers(&store.WorkItem{Item: w.A}), answers(&store.WorkItem{Item: w.B})
 	var cost float64
 	ask := func(first, second []string) (store.PairHalf, error) {
-		req, err := pairwiseRequest(pj, &w.Task, first, second)
+		req, err := pairwiseRequest(ctx, pj, &w.Task, first, second)
 		if err != nil {
 			return store.PairHalf{}, err
 		}
@@ -160,8 +160,8 @@ func (e *Engine) compare(ctx context.Context, rs *runState, pj *panelJudge, p *s
 		outcome = fmt.Sprintf("tie (the orders disagree: %s, then %s)", ab.Pick, ba.Pick)
 	}
 	// The prompts are made again for the log: the first order's may come from an earlier attempt.
-	reqAB, _ := pairwiseRequest(pj, &w.Task, a, b)
-	reqBA, _ := pairwiseRequest(pj, &w.Task, b, a)
+	reqAB, _ := pairwiseRequest(ctx, pj, &w.Task, a, b)
+	reqBA, _ := pairwiseRequest(ctx, pj, &w.Task, b, a)
 	entry := pairLog(w, store.LogInfo, "verdict", fmt.Sprintf("⚖ %s · %s: %s vs %s → %s", pj.Name, w.Task.TaskKey,
 		e.targetLabel(rs, w.TargetA), e.targetLabel(rs, w.TargetB), outcome),
 		"A FIRST\n"+judgeLogDetail(ab.Reasoning, reqAB, ab.Raw)+"\n\nB FIRST\n"+judgeLogDetail(ba.Reasoning, reqBA, ba.Raw))
@@ -173,12 +173,12 @@ func (e *Engine) compare(ctx context.Context, rs *runState, pj *panelJudge, p *s
 }
 
 // pairwiseRequest builds the judge call showing first as answer A and second as answer B.
-func pairwiseRequest(pj *panelJudge, t *store.RunTask, first, second []string) (llm.Request, error) {
+func pairwiseRequest(ctx context.Context, pj *panelJudge, t *store.RunTask, first, second []string) (llm.Request, error) {
 	in := rubric.PairInput{Question: t.Question, Turns: t.AllTurns(), AnswersA: first, AnswersB: second,
 		ResponseA: first[len(first)-1], ResponseB: second[len(second)-1],
 		Reference: t.Reference, Excellent: t.Excellent, Good: t.Good, Pass: t.Pass,
 		IncorrectAnswerDirection: t.IncorrectAnswerDirection, Constraints: t.Constraints, JudgeInstructions: t.JudgeInstructions}
-	prompt, err := rubric.RenderPairwise(in)
+	prompt, err := rubric.RenderPairwise(ctx, in)
 	if err != nil {
 		return llm.Request{}, err
 	}

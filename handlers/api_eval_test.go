@@ -47,6 +47,11 @@ func TestEvaluationAPI(t *testing.T) {
 		if !strings.Contains(got, "prompt_template") {
 			t.Errorf("bad template: %s", got)
 		}
+		// A template that would render without bound is refused on save.
+		got = a.do(t, call{method: "POST", path: "/api/judgement-styles", body: `{"name":"x","prompt_template":"{{range 10000000}}xxxxxxxxxxxxxxxxxxxx{{end}}{{.Response}}"}`}, 422, nil)
+		if !strings.Contains(got, "prompt_template") || !strings.Contains(got, "counts to 1000 at most") {
+			t.Errorf("unbounded template: %s", got)
+		}
 		var v2 store.JudgementStyle
 		a.do(t, call{method: "PUT", path: fmt.Sprintf("/api/judgement-styles/%d", style.ID), body: `{"name":"geo","scale_min":0,"scale_max":5,
 			"metrics":[{"name":"accuracy","weight":3},{"name":"depth","weight":1}]}`}, 200, &v2)

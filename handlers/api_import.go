@@ -58,6 +58,11 @@ func readUpload(c echo.Context) (*upload, error) {
 		} else if err != nil && !errors.Is(err, http.ErrMissingFile) && ct == echo.MIMEMultipartForm {
 			return nil, badRequest("unreadable form: %v", err)
 		}
+		if r.MultipartForm != nil {
+			if err := nulParam(r.MultipartForm.Value); err != nil {
+				return nil, err
+			}
+		}
 		if len(u.data) == 0 {
 			u.data = []byte(cmpOr(c.FormValue("content"), c.FormValue("text")))
 		}

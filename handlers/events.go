@@ -49,17 +49,10 @@ type sseWriter struct {
 	rc *http.ResponseController
 }
 
-// event writes one event; multi-line data becomes one data: line per line.
+// event writes one event, the only way either stream writes one.
 func (s *sseWriter) event(id, name, data string) error {
 	var b bytes.Buffer
-	if id != "" {
-		fmt.Fprintf(&b, "id: %s\n", id)
-	}
-	fmt.Fprintf(&b, "event: %s\n", name)
-	for _, line := range strings.Split(data, "\n") {
-		fmt.Fprintf(&b, "data: %s\n", strings.TrimRight(line, "\r"))
-	}
-	b.WriteString("\n")
+	sseFrame(&b, id, name, data)
 	s.rc.SetWriteDeadline(time.Now().Add(sseWriteTimeout))
 	if _, err := s.c.Response().Write(b.Bytes()); err != nil {
 		return err
@@ -67,6 +60,26 @@ func (s *sseWriter) event(id, name, data string) error {
 	s.c.Response().Flush()
 	return nil
 }
+
+// sseFrame frames one event. An EventSource ends a line at CRLF, CR or LF,
+// so data is split at all three: splitting at LF alone would let a bare CR
+// in a model's answer start a line of its own ("event: end", "id: 999").
+// The id and name are ours; a line break in them is dropped all the same.
+func sseFrame(b *bytes.Buffer, id, name, data string) {
+	if id = sseLineBreaks.Replace(id); id != "" {
+		fmt.Fprintf(b, "id: %s\n", id)
+	}
+	fmt.Fprintf(b, "event: %s\n", sseLineBreaks.Replace(name))
+	for _, line := range strings.Split(sseNewlines.Replace(data), "\n") {
+		fmt.Fprintf(b, "data: %s\n", line)
+	}
+	b.WriteString("\n")
+}
+
+var (
+	sseNewlines   = strings.NewReplacer("\r\n", "\n", "\r", "\n")
+	sseLineBreaks = strings.NewReplacer("\r", "", "\n", "")
+)
 
 func (s *sseWriter) comment(text string) error {
 	s.rc.SetWriteDeadline(time.Now().Add(sseWriteTimeout))

@@ -179,6 +179,39 @@ func bindJSON(c echo.Context, dst any) error {
 	if dec.More() {
 		return badRequest("the body holds more than one JSON value")
 	}
+	if f := store.NULField(dst); f != "" {
+		return &store.ValidationError{Field: f, Message: store.NULMessage}
+	}
+	return nil
+}
+
+// refuseNUL answers 422, naming the parameter, for a query or form value
+// holding a NUL byte: PostgreSQL text cannot hold one, and SQLite must
+// answer the same. Multipart forms are checked where they are read
+// (readUpload), under that handler's size limit.
+func refuseNUL(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		r := c.Request()
+		values := r.URL.Query()
+		if ct, _, _ := mime.ParseMediaType(r.Header.Get(echo.HeaderContentType)); ct == echo.MIMEApplicationForm {
+			if err := r.ParseForm(); err != nil {
+				return badRequest("unreadable form: %v", err)
+			}
+			values = r.Form // the query and the body
+		}
+		if err := nulParam(values); err != nil {
+			return err
+		}
+		return next(c)
+	}
+}
+
+// nulParam names the first parameter whose name or value holds a NUL byte.
+func nulParam(values url.Values) error {
+	if f := store.NULField(map[string][]string(values)); f != "" {
+		name, _, _ := strings.Cut(f, "[")
+		return &store.ValidationError{Field: name, Message: store.NULMessage}
+	}
 	return nil
 }
 

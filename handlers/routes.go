@@ -20,6 +20,7 @@ func (h *Handler) routes(e *echo.Echo) {
 	e.Use(h.requireAuth)
 	e.Use(h.sameOrigin)
 	e.Use(limitBody)
+	e.Use(refuseNUL)
 	e.Use(middleware.GzipWithConfig(middleware.GzipConfig{
 		// Streams flush as they go; compressing them would hold frames back.
 		Skipper: func(c echo.Context) bool { return strings.HasSuffix(c.Request().URL.Path, "/events") },

@@ -189,6 +189,10 @@ func finish(rows []row, errs Errors, stem, category string) ([]store.TaskInput, 
 			bad("", "the task is %d bytes, more than the %d MB limit", n, MaxRowSize>>20)
 			continue
 		}
+		if f := store.NULField(t); f != "" {
+			bad(f, "%s", store.NULMessage)
+			continue
+		}
 		if err := t.Normalize(); err != nil {
 			var ve *store.ValidationError
 			if errors.As(err, &ve) {

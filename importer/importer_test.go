@@ -173,6 +173,9 @@ func TestBOMAndCRLF(t *testing.T) {
 	wantErrors(t, err, Errors{{Message: "the file is UTF-16; save it as UTF-8"}})
 	_, err = Parse("t.csv", []byte("question\ncaf\xE9\n"), "")
 	wantErrors(t, err, Errors{{Line: 2, Message: "the file is not UTF-8 text; save it as UTF-8"}})
+	// PostgreSQL text cannot hold NUL: the row says where it is.
+	_, err = Parse("t.jsonl", []byte(`{"question": "q"}`+"\n"+`{"question": "q2", "turns": ["q2", "a\u0000"]}`+"\n"), "")
+	wantErrors(t, err, Errors{{Row: 2, Line: 2, Field: "turns[1]", Message: store.NULMessage}})
 }
 
 func TestSizeLimits(t *testing.T) {

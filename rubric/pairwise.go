@@ -1,7 +1,7 @@
 package rubric
 
 import (
-	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"regexp"
@@ -93,17 +93,17 @@ Which answer is better: A, B, or is it a tie? Reply with the JSON object only.`
 var pairwiseTmpl = template.Must(template.New("pairwise").Funcs(funcs).Option("missingkey=error").Parse(PairwiseTemplate))
 
 // RenderPairwise fills the pairwise template. Missing answers show empty.
-func RenderPairwise(in PairInput) (string, error) {
+func RenderPairwise(ctx context.Context, in PairInput) (string, error) {
 	if len(in.Turns) == 0 {
 		in.Turns = []string{in.Question}
 	}
 	in.AnswersA, in.AnswersB = pairAnswers(in.AnswersA, len(in.Turns)), pairAnswers(in.AnswersB, len(in.Turns))
 	in.ResponseA, in.ResponseB = defusePair(in.ResponseA), defusePair(in.ResponseB)
-	var b bytes.Buffer
-	if err := pairwiseTmpl.Execute(&b, in); err != nil {
+	out, err := render(ctx, pairwiseTmpl, in)
+	if err != nil {
 		return "", fmt.Errorf("pairwise prompt: %w", err)
 	}
-	return b.String(), nil
+	return out, nil
 }
 
 // pairAnswers is answers defused and padded to n turns.

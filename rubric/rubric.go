@@ -4,7 +4,7 @@
 package rubric
 
 import (
-	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -120,8 +120,9 @@ var funcs = template.FuncMap{"inc": func(i int) int { return i + 1 }}
 const maxTemplate = 64 << 10
 
 // Parse compiles a prompt template and tries it on a sample, so a template
-// that would fail at judging time is refused when it is saved.
-func Parse(text string) (*template.Template, error) {
+// that would fail at judging time, or outgrow the render bounds, is refused
+// when it is saved.
+func Parse(ctx context.Context, text string) (*template.Template, error) {
 	if strings.TrimSpace(text) == "" {
 		return nil, errors.New("the prompt template is empty")
 	}
@@ -132,14 +133,17 @@ func Parse(text string) (*template.Template, error) {
 	if err != nil {
 		return nil, fmt.Errorf("prompt template: %w", err)
 	}
+	if err := checkTree(t); err != nil {
+		return nil, fmt.Errorf("prompt template: %w", err)
+	}
 	sample := Input{Question: "Q", Turns: []string{"Q", "Q2"}, Answers: []string{"A", "A2"}, Response: "A2",
 		Metrics: BuiltinMetrics, ScaleMin: 1, ScaleMax: 10}
-	if _, err := Render(t, sample); err != nil {
+	if _, err := Render(ctx, t, sample); err != nil {
 		return nil, err
 	}
 	single := sample
 	single.Turns, single.Answers = []string{"Q"}, []string{"A"}
-	if _, err := Render(t, single); err != nil {
+	if _, err := Render(ctx, t, single); err != nil {
 		return nil, err
 	}
 	if !strings.Contains(text, ".Response") && !strings.Contains(text, ".Answers") {
@@ -148,8 +152,8 @@ func Parse(text string) (*template.Template, error) {
 	return t, nil
 }
 
-// Render fills a template for one answer.
-func Render(t *template.Template, in Input) (string, error) {
+// Render fills a template for one answer, within MaxOutput and RenderTimeout.
+func Render(ctx context.Context, t *template.Template, in Input) (string, error) {
 	if len(in.Answers) < len(in.Turns) {
 		in.Answers = append(in.Answers, make([]string, len(in.Turns)-len(in.Answers))...)
 	}
@@ -160,11 +164,11 @@ func Render(t *template.Template, in Input) (string, error) {
 		answers[i] = defuse(a)
 	}
 	in.Answers = answers
-	var b bytes.Buffer
-	if err := t.Execute(&b, in); err != nil {
+	out, err := render(ctx, t, in)
+	if err != nil {
 		return "", fmt.Errorf("prompt template: %w", err)
 	}
-	return b.String(), nil
+	return out, nil
 }
 
 var markers = strings.NewReplacer("ANSWER>>>", "ANSWER> > >", "<<<ANSWER", "< < <ANSWER")

@@ -13,6 +13,7 @@ package runfile
 import (
 	"bytes"
 	"cmp"
+	"context"
 	"fmt"
 	"math"
 	"os"
@@ -1047,7 +1048,8 @@ func (p *reader) styleDef(n *node, field string) *store.StyleInput {
 	}
 	check := *in
 	check.Metrics = append([]store.Metric(nil), in.Metrics...)
-	if err := check.Normalize(); err != nil {
+	// A run file is read offline; the render's own timeout bounds the check.
+	if err := check.Normalize(context.Background()); err != nil {
 		p.errf(n.line, field, "%s", err.Error())
 	}
 	return in

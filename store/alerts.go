@@ -439,7 +439,7 @@ func (s *Store) Baseline(ctx context.Context, q BaselineQuery) ([]float64, error
 		db = kpiScope(s.conn(ctx).Model(&RunMetric{}).Where("metric = ?", q.Metric), "run_id", q.CollectionID, q.ScheduleID)
 	}
 	err := db.Where(col+" = ? AND run_id < ?", q.Model, q.BeforeRunID).
-		Where("run_id IN (SELECT id FROM runs WHERE status IN ?)", []RunStatus{RunFinished, RunFailed}).
+		Where("run_id IN (SELECT id FROM runs WHERE status IN ? AND deleted_at IS NULL)", []RunStatus{RunFinished, RunFailed}).
 		Order("run_id DESC").Limit(max(q.N, 1)).Pluck("value", &vals).Error
 	if err != nil {
 		return nil, fmt.Errorf("store: baseline: %w", err)

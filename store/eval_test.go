@@ -99,9 +99,10 @@ func TestStylesAndJudges(t *testing.T) {
 		for in, field := range map[*store.StyleInput]string{
 			{Name: ""}:                            "name",
 			{Name: "x", ScaleMin: 5, ScaleMax: 1}: "metrics",
-			{Name: "x", Metrics: []store.Metric{{Name: "Bad Name"}}}:        "metrics",
-			{Name: "x", PromptTemplate: "{{.Question}} without the answer"}: "prompt_template",
-			{Name: "x", PromptTemplate: "{{.Response}} {{if}}"}:             "prompt_template",
+			{Name: "x", Metrics: []store.Metric{{Name: "Bad Name"}}}:                                    "metrics",
+			{Name: "x", PromptTemplate: "{{.Question}} without the answer"}:                             "prompt_template",
+			{Name: "x", PromptTemplate: "{{.Response}} {{if}}"}:                                         "prompt_template",
+			{Name: "x", PromptTemplate: "{{range 1000}}{{.}}{{range 1000}}{{end}}{{end}}{{.Response}}"}: "prompt_template",
 		} {
 			var ve *store.ValidationError
 			if _, err := st.CreateStyle(ctx, *in); !errors.As(err, &ve) || ve.Field != field {

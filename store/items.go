@@ -122,7 +122,7 @@ func (s *Store) claimSQL(p ClaimParams, take, give string, takeArgs ...any) (str
 			attempts = attempts + 1, last_attempt_at = ?, updated_at = ?
 		WHERE id IN (SELECT id FROM items WHERE run_id = ? AND status = ?
 			AND (next_retry_at IS NULL OR next_retry_at <= ?)` + cond + `
-			AND EXISTS (SELECT 1 FROM runs WHERE runs.id = items.run_id AND runs.status = 'RUNNING')
+			AND EXISTS (SELECT 1 FROM runs WHERE runs.id = items.run_id AND runs.status = 'RUNNING' AND runs.deleted_at IS NULL)
 			ORDER BY id LIMIT ` + limitExpr + lock + `)
 		RETURNING *`, args
 }

@@ -229,7 +229,7 @@ func kpiScope(q *gorm.DB, col string, collectionID, scheduleID *int64) *gorm.DB 
 	case collectionID != nil:
 		return q.Where(col+" IN (SELECT run_id FROM run_collections WHERE collection_id = ?)", *collectionID)
 	case scheduleID != nil:
-		return q.Where(col+" IN (SELECT id FROM runs WHERE schedule_id = ?)", *scheduleID)
+		return q.Where(col+" IN (SELECT id FROM runs WHERE schedule_id = ? AND deleted_at IS NULL)", *scheduleID)
 	}
 	return q
 }
@@ -487,6 +487,7 @@ func (s *Store) ClaimEvaluations(ctx context.Context, workerID string, lease tim
 	q := s.conn(ctx).Table("runs r").
 		Select("r.id, r.status, r.schedule_id, r.finished_at, e.run_id IS NOT NULL AS known").
 		Joins("LEFT JOIN run_evaluations e ON e.run_id = r.id").
+		Where("r.deleted_at IS NULL").
 		Where("e.run_id IS NULL OR (e.status = 'DONE' AND e.finished_at <> r.finished_at)")
 	if since.IsZero() {
 		q = q.Where("r.finished_at IS NOT NULL AND r.status IN ?", ended)
@@ -503,7 +504,7 @@ func (s *Store) ClaimEvaluations(ctx context.Context, workerID string, lease tim
 	err := s.conn(ctx).Table("run_evaluations e").
 		Select("r.id, r.status, r.schedule_id, r.finished_at, TRUE AS known").
 		Joins("JOIN runs r ON r.id = e.run_id").
-		Where("e.status = 'CLAIMED' AND e.lease_until < ? AND r.finished_at IS NOT NULL AND (r.status || '') IN ?", now, ended).
+		Where("e.status = 'CLAIMED' AND e.lease_until < ? AND r.finished_at IS NOT NULL AND (r.status || '') IN ? AND r.deleted_at IS NULL", now, ended).
 		Order("e.run_id").Limit(max(limit, 1)).Scan(&expired).Error
 	if err != nil {
 		return nil, fmt.Errorf("store: expired evaluations: %w", err)

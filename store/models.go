@@ -5,6 +5,8 @@ import (
 	"slices"
 	"time"
 
+	"gorm.io/gorm"
+
 	"tribunal/rubric"
 )
 
@@ -152,6 +154,9 @@ type Run struct {
 	UpdatedAt   time.Time  `json:"updated_at"`
 	StartedAt   *time.Time `json:"started_at"`
 	FinishedAt  *time.Time `json:"finished_at"`
+	// DeletedAt marks a run being deleted (see DeleteRun): GORM leaves it
+	// out of every query of runs it builds; raw SQL says so itself.
+	DeletedAt gorm.DeletedAt `json:"-"`
 
 	Targets     []RunTarget     `json:"targets" gorm:"foreignKey:RunID"`
 	Judges      []RunJudge      `json:"judges" gorm:"foreignKey:RunID"`

@@ -148,7 +148,7 @@ func (s *Store) ClaimComparisons(ctx context.Context, p ComparisonClaim) ([]Comp
 				attempts = attempts + 1, updated_at = ?
 			WHERE id IN (SELECT id FROM comparisons WHERE run_id = ? AND run_judge_id = ? AND status = 'NEW'
 				AND (next_retry_at IS NULL OR next_retry_at <= ?)
-				AND EXISTS (SELECT 1 FROM runs WHERE runs.id = comparisons.run_id AND runs.status = 'RUNNING')
+				AND EXISTS (SELECT 1 FROM runs WHERE runs.id = comparisons.run_id AND runs.status = 'RUNNING' AND runs.deleted_at IS NULL)
 				ORDER BY id LIMIT `+limitExpr+lock+`)
 			RETURNING *`, args...).Scan(&out).Error
 	})

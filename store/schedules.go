@@ -516,7 +516,7 @@ func (s *Store) ScheduleFirings(ctx context.Context, scheduleID int64, limit int
 	out := []ScheduleFiring{}
 	err := s.conn(ctx).Table("schedule_firings f").
 		Select("f.*, COALESCE(r.name, '') AS run_name, COALESCE(r.status, '') AS run_status").
-		Joins("LEFT JOIN runs r ON r.id = f.run_id").
+		Joins("LEFT JOIN runs r ON r.id = f.run_id AND r.deleted_at IS NULL").
 		Where("f.schedule_id = ?", scheduleID).Order("f.id DESC").Limit(max(limit, 1)).Scan(&out).Error
 	if err != nil {
 		return nil, fmt.Errorf("store: schedule firings: %w", err)

@@ -73,6 +73,23 @@ func (in *RunInput) picksAll() bool {
 	return len(in.TaskIDs) == 0 && (in.TaskSelection == nil || in.TaskSelection.Mode == SelectAll)
 }
 
+// runTaskCount is how many tasks freezeTasks will freeze for in: the
+// collections' tasks, at most the hand-picked ones, at most the selection's n.
+func (s *Store) runTaskCount(ctx context.Context, in RunInput) (int64, error) {
+	var n int64
+	if err := s.conn(ctx).Raw(`SELECT COUNT(DISTINCT task_id) FROM collection_tasks WHERE collection_id IN ?`,
+		in.CollectionIDs).Scan(&n).Error; err != nil {
+		return 0, fmt.Errorf("store: count run tasks: %w", err)
+	}
+	if len(in.TaskIDs) > 0 {
+		n = min(n, int64(len(in.TaskIDs)))
+	}
+	if sel := in.TaskSelection; sel != nil && sel.Mode != SelectAll {
+		n = min(n, int64(sel.N))
+	}
+	return n, nil
+}
+
 // freezeTasks copies the run's tasks into run_tasks, in task_id order: every
 // task of the chosen collections once (even when it sits in several), or
 // the ones the task selection or the hand-picked ids choose among them.

@@ -3,6 +3,7 @@
 package store
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"encoding/json"
@@ -100,7 +101,13 @@ type Config struct {
 	// Egress refuses, when they are saved, provider and webhook URLs that
 	// point where Tribunal may not connect; nil is egress.Default.
 	Egress *egress.Policy
+	// MaxRunItems is how many items a run may have; 0 means DefaultMaxRunItems.
+	MaxRunItems int
 }
+
+// DefaultMaxRunItems bounds a run's items: a million rows is already minutes
+// of inserts and deletes on SQLite.
+const DefaultMaxRunItems = 1_000_000
 
 // Store is the database handle. It is safe for concurrent use.
 type Store struct {
@@ -111,7 +118,9 @@ type Store struct {
 	now     func() time.Time
 	// maxActive is the active-run limit.
 	maxActive int
-	dsn       string
+	// maxItems is the items-per-run limit.
+	maxItems int
+	dsn      string
 	// prepared are SQLite statements prepared once (see stmtCache).
 	prepared *stmtCache
 }
@@ -156,7 +165,7 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 		sqlDB.SetMaxIdleConns(20) // as many as open: closing idle ones would churn PostgreSQL backends
 	}
 	s := &Store{db: db, dialect: dialect, box: cfg.Box, egress: cfg.Egress, now: func() time.Time { return time.Now().UTC() },
-		maxActive: max(cfg.MaxActiveRuns, 1), dsn: dsn}
+		maxActive: max(cfg.MaxActiveRuns, 1), maxItems: cmp.Or(cfg.MaxRunItems, DefaultMaxRunItems), dsn: dsn}
 	if err := s.checkMasterKey(ctx); err != nil {
 		sqlDB.Close()
 		return nil, err
@@ -311,7 +320,8 @@ func (s *Store) PoolStats() sql.DBStats {
 // Transact runs fn in one transaction: all its writes land, or none.
 func (s *Store) Transact(ctx context.Context, fn func(tx *Store) error) error {
 	return s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-		return fn(&Store{db: tx, dialect: s.dialect, box: s.box, egress: s.egress, now: s.now, maxActive: s.maxActive, dsn: s.dsn, prepared: s.prepared})
+		return fn(&Store{db: tx, dialect: s.dialect, box: s.box, egress: s.egress, now: s.now, maxActive: s.maxActive, maxItems: s.maxItems,
+			dsn: s.dsn, prepared: s.prepared})
 	})
 }
 

@@ -33,7 +33,7 @@ var builtinStyles = []StyleInput{
 }
 
 // Normalize fills defaults and checks the style.
-func (in *StyleInput) Normalize() error {
+func (in *StyleInput) Normalize(ctx context.Context) error {
 	in.Name = strings.TrimSpace(in.Name)
 	switch {
 	case in.Name == "":
@@ -68,7 +68,7 @@ func (in *StyleInput) Normalize() error {
 	if strings.TrimSpace(in.PromptTemplate) == "" {
 		in.PromptTemplate = rubric.DefaultTemplate
 	}
-	if _, err := rubric.Parse(in.PromptTemplate); err != nil {
+	if _, err := rubric.Parse(ctx, in.PromptTemplate); err != nil {
 		return invalid("prompt_template", "%s", err.Error())
 	}
 	return nil
@@ -109,7 +109,7 @@ func (v styleVersionRow) style(r styleRow) JudgementStyle {
 // starting together insert them once between them.
 func (s *Store) ensureBuiltinStyles(ctx context.Context) error {
 	for _, in := range builtinStyles {
-		if err := in.Normalize(); err != nil {
+		if err := in.Normalize(ctx); err != nil {
 			return fmt.Errorf("store: built-in style %q: %w", in.Name, err)
 		}
 		err := s.Transact(ctx, func(tx *Store) error {
@@ -196,7 +196,7 @@ func (s *Store) DefaultStyle(ctx context.Context) (*JudgementStyle, error) {
 
 // CreateStyle saves a new style at version 1.
 func (s *Store) CreateStyle(ctx context.Context, in StyleInput) (*JudgementStyle, error) {
-	if err := in.Normalize(); err != nil {
+	if err := in.Normalize(ctx); err != nil {
 		return nil, err
 	}
 	var id int64
@@ -222,7 +222,7 @@ func (s *Store) CreateStyle(ctx context.Context, in StyleInput) (*JudgementStyle
 // UpdateStyle saves the input as the style's next version; runs keep the
 // version they were made with.
 func (s *Store) UpdateStyle(ctx context.Context, id int64, in StyleInput) (*JudgementStyle, error) {
-	if err := in.Normalize(); err != nil {
+	if err := in.Normalize(ctx); err != nil {
 		return nil, err
 	}
 	err := s.Transact(ctx, func(tx *Store) error {

@@ -34,7 +34,7 @@ func (s *Store) CollectionTrend(ctx context.Context, collectionID int64) ([]Tren
 		JOIN items i ON i.run_id = r.id
 		JOIN run_targets tg ON tg.id = i.run_target_id
 		WHERE r.id IN (SELECT rc.run_id FROM run_collections rc JOIN runs rr ON rr.id = rc.run_id
-			WHERE rc.collection_id = ? AND rr.status = 'FINISHED' ORDER BY rc.run_id DESC LIMIT ?)
+			WHERE rc.collection_id = ? AND rr.status = 'FINISHED' AND rr.deleted_at IS NULL ORDER BY rc.run_id DESC LIMIT ?)
 		GROUP BY r.id, r.name, r.created_at, tg.model
 		ORDER BY r.id, tg.model`, collectionID, trendRuns).Scan(&out).Error
 	if err != nil {

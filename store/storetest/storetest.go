@@ -35,12 +35,13 @@ var Egress = egress.AllowPrivate(egress.Kinds...)
 // SQLite returns a store on a new SQLite file in t.TempDir().
 func SQLite(t testing.TB) *store.Store {
 	t.Helper()
-	return sqlite(t, Egress)
+	return sqliteWith(t, store.Config{Egress: Egress})
 }
 
-func sqlite(t testing.TB, p *egress.Policy) *store.Store {
+func sqliteWith(t testing.TB, cfg store.Config) *store.Store {
 	t.Helper()
-	st, err := store.Open(context.Background(), store.Config{DataDir: t.TempDir(), Box: Box(t), Egress: p})
+	cfg.DataDir, cfg.Box = t.TempDir(), Box(t)
+	st, err := store.Open(context.Background(), cfg)
 	if err != nil {
 		t.Fatalf("open sqlite store: %v", err)
 	}
@@ -87,12 +88,13 @@ func PostgresURL(t testing.TB) string {
 // Postgres returns a store on a fresh PostgreSQL schema.
 func Postgres(t testing.TB) *store.Store {
 	t.Helper()
-	return postgres(t, Egress)
+	return postgresWith(t, store.Config{Egress: Egress})
 }
 
-func postgres(t testing.TB, p *egress.Policy) *store.Store {
+func postgresWith(t testing.TB, cfg store.Config) *store.Store {
 	t.Helper()
-	st, err := store.Open(context.Background(), store.Config{DatabaseURL: PostgresURL(t), Box: Box(t), Egress: p})
+	cfg.DatabaseURL, cfg.Box = PostgresURL(t), Box(t)
+	st, err := store.Open(context.Background(), cfg)
 	if err != nil {
 		t.Fatalf("open postgres store: %v", err)
 	}
@@ -103,12 +105,23 @@ func postgres(t testing.TB, p *egress.Policy) *store.Store {
 // Each runs fn as a subtest on SQLite and on PostgreSQL.
 func Each(t *testing.T, fn func(t *testing.T, st *store.Store)) {
 	t.Helper()
-	EachWithEgress(t, Egress, fn)
+	EachWith(t, store.Config{}, fn)
 }
 
 // EachWithEgress is Each on stores under another egress policy.
 func EachWithEgress(t *testing.T, p *egress.Policy, fn func(t *testing.T, st *store.Store)) {
 	t.Helper()
-	t.Run("sqlite", func(t *testing.T) { fn(t, sqlite(t, p)) })
-	t.Run("postgres", func(t *testing.T) { fn(t, postgres(t, p)) })
+	EachWith(t, store.Config{Egress: p}, fn)
+}
+
+// EachWith is Each on stores opened with cfg's limits (MaxActiveRuns,
+// MaxRunItems) and egress policy (nil: Egress); its database fields are
+// filled in.
+func EachWith(t *testing.T, cfg store.Config, fn func(t *testing.T, st *store.Store)) {
+	t.Helper()
+	if cfg.Egress == nil {
+		cfg.Egress = Egress
+	}
+	t.Run("sqlite", func(t *testing.T) { fn(t, sqliteWith(t, cfg)) })
+	t.Run("postgres", func(t *testing.T) { fn(t, postgresWith(t, cfg)) })
 }
