@@ -552,7 +552,7 @@ func (e *Engine) dispatchJudging(ctx context.Context, run *store.Run, rs *runSta
 				reason += pj.err.Error()
 			}
 			for i := range work {
-				e.failNow(ctx, &work[i], store.PhaseJudging, reason)
+				e.failNow(ctx, &work[i], store.PhaseJudging, reason, false)
 			}
 			continue
 		}
@@ -827,7 +827,7 @@ func (e *Engine) callFailed(ctx context.Context, w *store.WorkItem, phase store.
 	}
 	delay, retry := e.retryDelay(err, w.Failures+1)
 	if !retry {
-		e.failNow(ctx, w, phase, reason)
+		e.failNow(ctx, w, phase, reason, true)
 		return
 	}
 	entry := itemLog(w, store.LogWarn, "retry", fmt.Sprintf("%s · %s: attempt %d failed, retry in %s: %s",
@@ -839,10 +839,11 @@ func (e *Engine) callFailed(ctx context.Context, w *store.WorkItem, phase store.
 	e.logs.add(entry)
 }
 
-func (e *Engine) failNow(ctx context.Context, w *store.WorkItem, phase store.Phase, reason string) {
+// failNow fails a claimed item; called says whether its provider call was made.
+func (e *Engine) failNow(ctx context.Context, w *store.WorkItem, phase store.Phase, reason string, called bool) {
 	wctx := context.WithoutCancel(ctx)
 	entry := itemLog(w, store.LogError, "failed", fmt.Sprintf("✗ %s · %s failed in %s", w.Target.Label(), w.Task.TaskKey, phase), reason)
-	if err := e.store.FailItem(wctx, &w.Item, phase, reason); err != nil {
+	if err := e.store.FailItem(wctx, &w.Item, phase, reason, called); err != nil {
 		e.log.ErrorContext(wctx, "fail item", "item_id", w.ID, "err", err)
 		return
 	}

@@ -282,14 +282,14 @@ func TestRetriesAndJudgeFailuresKeepRawOutput(t *testing.T) {
 		for _, it := range items(t, st, run.ID) {
 			byTask[it.TaskID] = it
 		}
-		if it := byTask["t000"]; it.Status != store.ItemCompleted {
-			t.Errorf("t000 (one 500, then fine): %s %q", it.Status, it.Error)
+		if it := byTask["t000"]; it.Status != store.ItemCompleted || it.AnswerAttempts != 2 || it.JudgeAttempts != 1 {
+			t.Errorf("t000 (one 500, then fine): %s attempts %d+%d %q", it.Status, it.AnswerAttempts, it.JudgeAttempts, it.Error)
 		}
 		if it := byTask["t001"]; it.Status != store.ItemFailed || it.FailedPhase != "JUDGING" || !strings.Contains(it.Error, "I think it deserves an eight") {
 			t.Errorf("t001 (bad judge output): %s %s %q", it.Status, it.FailedPhase, it.Error)
 		}
-		if it := byTask["t002"]; it.Status != store.ItemFailed || !strings.Contains(it.Error, "invalid api key") || it.Attempts != 1 {
-			t.Errorf("t002 (401, no retry): %s attempts %d %q", it.Status, it.Attempts, it.Error)
+		if it := byTask["t002"]; it.Status != store.ItemFailed || !strings.Contains(it.Error, "invalid api key") || it.AnswerAttempts != 1 || it.JudgeAttempts != 0 {
+			t.Errorf("t002 (401, no retry): %s attempts %d+%d %q", it.Status, it.AnswerAttempts, it.JudgeAttempts, it.Error)
 		}
 		mu.Lock()
 		defer mu.Unlock()

@@ -258,7 +258,8 @@ func (h *Handler) runAction(c echo.Context, id int64, action string) (*store.Run
 // best_overall and best_value mark the rows of the run's best model overall
 // and best value (overall score per dollar).
 var csvHeader = []string{"task_id", "category", "subcategory", "provider", "model", "status", "score", "reasoning",
-	"response", "error", "time_ms", "tokens", "tps", "repeat", "cost_usd", "grade", "best_overall", "best_value"}
+	"response", "error", "time_ms", "tokens", "tps", "repeat", "cost_usd", "grade", "best_overall", "best_value",
+	"answer_attempts", "judge_attempts"}
 
 func (h *Handler) apiExportRun(c echo.Context) error {
 	id, err := pathID(c, "run")
@@ -333,7 +334,8 @@ func csvRow(v *store.ItemView, best [2]bool) []string {
 	return []string{csvSafe(v.TaskID), csvSafe(v.Category), csvSafe(v.Subcategory), csvSafe(v.Provider), csvSafe(v.Model),
 		string(v.Status), f(v.Score, 2), csvSafe(v.Reasoning), csvSafe(resp), csvSafe(v.Error),
 		n(v.TimeMs), n(v.CompletionTokens), f(v.TokensPerS, 2), strconv.Itoa(v.RepeatIndex), f(v.CostUSD, 6),
-		deref(v.Grade), strconv.FormatBool(best[0]), strconv.FormatBool(best[1])}
+		deref(v.Grade), strconv.FormatBool(best[0]), strconv.FormatBool(best[1]),
+		strconv.Itoa(v.AnswerAttempts), strconv.Itoa(v.JudgeAttempts)}
 }
 
 func deref(p *string) string {

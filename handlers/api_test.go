@@ -306,6 +306,11 @@ func TestRunsAPI(t *testing.T) {
 		if items.Total != 2 || len(items.Items) != 1 || items.Items[0].Model != "fake-large" || items.Items[0].Score == nil {
 			t.Errorf("items page: %+v", items)
 		}
+		// Calls per phase, not claims of both: answered and judged at the first call.
+		raw := a.do(t, call{method: "GET", path: fmt.Sprintf("/api/runs/%d/items", run.ID)}, 200, nil)
+		if !strings.Contains(raw, `"answer_attempts":1,"judge_attempts":1`) || strings.Contains(raw, `"attempts"`) {
+			t.Errorf("items JSON counts: %s", raw)
+		}
 		a.do(t, call{method: "GET", path: fmt.Sprintf("/api/runs/%d/items?status=BOGUS", run.ID)}, 400, nil)
 		a.do(t, call{method: "GET", path: "/api/runs/9999/items"}, 404, nil)
 
@@ -318,7 +323,7 @@ func TestRunsAPI(t *testing.T) {
 		if err != nil {
 			t.Fatalf("CSV does not parse: %v", err)
 		}
-		wantHeader := "task_id,category,subcategory,provider,model,status,score,reasoning,response,error,time_ms,tokens,tps,repeat,cost_usd,grade,best_overall,best_value"
+		wantHeader := "task_id,category,subcategory,provider,model,status,score,reasoning,response,error,time_ms,tokens,tps,repeat,cost_usd,grade,best_overall,best_value,answer_attempts,judge_attempts"
 		if strings.Join(rows[0], ",") != wantHeader || len(rows) != 5 {
 			t.Fatalf("CSV header %v, %d rows", rows[0], len(rows))
 		}
@@ -327,7 +332,7 @@ func TestRunsAPI(t *testing.T) {
 			if r[16] != "false" || r[17] != "false" || r[14] != "" || r[13] != "1" {
 				t.Errorf("CSV best/cost columns %v (score %s)", r[13:], r[6])
 			}
-			if r[5] != "COMPLETED" || (r[6] != "9.00" && r[6] != "3.00") || r[10] == "" || r[11] == "" {
+			if r[5] != "COMPLETED" || (r[6] != "9.00" && r[6] != "3.00") || r[10] == "" || r[11] == "" || r[18] != "1" || r[19] != "1" {
 				t.Errorf("CSV row %v", r)
 			}
 			if r[0] == "r-1" && r[8] != "Answer: Say \"hi\", please\nin two lines" {
