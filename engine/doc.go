@@ -45,5 +45,9 @@
 // (retried like an item's: a group fails only when its warm-up cannot succeed);
 // JUDGING starts only when no item is NEW or IN_PROGRESS. The run is FINISHED
 // when every item is COMPLETED or FAILED (FAILED when none completed).
+// A FAILED item keeps the phase it failed in (failed_phase); retry-failed
+// sends each back there, to NEW (its group warms up afresh) or to
+// WAITING_FOR_JUDGE at the judge it failed with, with its attempts renewed,
+// and the ended run is RUNNING again.
 // PAUSED and CANCELLED runs are not claimed from; the call in flight finishes.
 package engine
