@@ -115,3 +115,20 @@ func (e *Engine) RetryJudging(ctx context.Context, id int64) (int64, error) {
 	}
 	return n, nil
 }
+
+// RetryFailed sends an ended run's failed items back to the phase they
+// failed in (see store.RetryFailed) and starts the run again.
+func (e *Engine) RetryFailed(ctx context.Context, id int64) (int64, error) {
+	n, err := e.store.RetryFailed(ctx, id)
+	if err != nil || n == 0 {
+		return n, err
+	}
+	// Its targets warm up afresh: forget the ones this process remembers as warm.
+	e.mu.Lock()
+	delete(e.runs, id)
+	e.mu.Unlock()
+	e.logRun(ctx, id, store.LogInfo, "run", fmt.Sprintf("Retrying %d failed item(s), each in the phase it failed in", n), "")
+	e.changed(id)
+	e.Refresh()
+	return n, nil
+}

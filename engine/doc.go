@@ -16,7 +16,10 @@
 // renews while the call is in flight. If the worker dies the lease runs out
 // and the rescuer returns the item to NEW or WAITING_FOR_JUDGE. Results are
 // written only while the claim still holds (same worker and attempt), so an
-// item's result is written exactly once.
+// item's result is written exactly once. The attempt is that claim token and
+// counts every claim; what users see is answer_attempts and judge_attempts,
+// the provider calls of each phase, which the claim raises with it and a
+// claim handed back unworked, or failed before its call, takes back.
 //
 // The dispatcher claims items in batches as slots free up. From then on a
 // slot keeps itself busy: the statement that writes a call's result also
@@ -38,8 +41,13 @@
 // the answer is stored. A pairwise run compares answers instead (pairwise.go).
 //
 // Run phases: BENCHMARKING asks every target, one (provider, model) group
-// after another in the order the user chose, each after one warm-up call;
+// after another in the order the user chose, each after a warm-up call
+// (retried like an item's: a group fails only when its warm-up cannot succeed);
 // JUDGING starts only when no item is NEW or IN_PROGRESS. The run is FINISHED
 // when every item is COMPLETED or FAILED (FAILED when none completed).
+// A FAILED item keeps the phase it failed in (failed_phase); retry-failed
+// sends each back there, to NEW (its group warms up afresh) or to
+// WAITING_FOR_JUDGE at the judge it failed with, with its attempts renewed,
+// and the ended run is RUNNING again.
 // PAUSED and CANCELLED runs are not claimed from; the call in flight finishes.
 package engine

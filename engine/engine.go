@@ -585,7 +585,7 @@ func (e *Engine) dispatchJudging(ctx context.Context, run *store.Run, rs *runSta
 				reason += pj.err.Error()
 			}
 			for i := range work {
-				e.failNow(ctx, &work[i], store.PhaseJudging, reason)
+				e.failNow(ctx, &work[i], store.PhaseJudging, reason, false)
 			}
 			continue
 		}
@@ -678,13 +678,30 @@ func (e *Engine) warmup(ctx context.Context, runID int64, tg *store.RunTarget, p
 	stop := e.renew(ctx, func(ctx context.Context) error { return e.store.RenewWarmup(ctx, tg.ID, e.cfg.WorkerID, e.cfg.Lease) })
 	defer stop()
 	e.logRun(ctx, runID, store.LogInfo, "warmup", fmt.Sprintf("Warming up %s", tg.Label()), "")
-	resp, err := e.chat(ctx, p, client, llm.Request{Model: tg.Model, Messages: []llm.Message{{Role: "user", Content: WarmupPrompt}}})
+	req := llm.Request{Model: tg.Model, Messages: []llm.Message{{Role: "user", Content: WarmupPrompt}}}
+	// Tried like an item's call, so one passing 500 or 429 does not fail the whole group.
+	resp, err := e.chat(ctx, p, client, req)
+	tries := 1
+	for ; err != nil && ctx.Err() == nil; tries++ {
+		delay, retry := e.retryDelay(err, tries)
+		if !retry {
+			break
+		}
+		e.logRun(ctx, runID, store.LogWarn, "retry", fmt.Sprintf("Warm-up of %s: attempt %d failed, retry in %s: %s",
+			tg.Label(), tries, delay.Round(time.Millisecond), err), "")
+		select {
+		case <-ctx.Done():
+		case <-time.After(delay):
+			resp, err = e.chat(ctx, p, client, req)
+		}
+	}
 	if ctx.Err() != nil {
 		return // the warm-up lease runs out and another start warms up again
 	}
 	wctx := context.WithoutCancel(ctx)
 	if err != nil {
-		if _, ferr := e.failTarget(wctx, runID, tg, "warm-up failed: "+err.Error()); ferr != nil {
+		reason := fmt.Sprintf("warm-up failed after %d attempt(s): %v", tries, err)
+		if _, ferr := e.failTarget(wctx, runID, tg, reason); ferr != nil {
 			e.log.ErrorContext(ctx, "fail target", "target_id", tg.ID, "err", ferr)
 		}
 		return
@@ -846,18 +863,13 @@ func (e *Engine) callFailed(ctx context.Context, w *store.WorkItem, phase store.
 	if raw != "" {
 		reason += "\nraw judge output: " + raw
 	}
-	var le *llm.Error
-	permanent := errors.As(err, &le) && !le.Retryable()
+	delay, retry := e.retryDelay(err, w.Failures+1)
 	if f := e.cfg.ObserveFailureFunc; f != nil {
-		f(phase, !permanent && w.Failures+1 < e.cfg.MaxAttempts)
+		f(phase, retry)
 	}
-	if permanent || w.Failures+1 >= e.cfg.MaxAttempts {
-		e.failNow(ctx, w, phase, reason)
+	if !retry {
+		e.failNow(ctx, w, phase, reason, true)
 		return
-	}
-	delay := backoff(e.cfg.BackoffBase, e.cfg.BackoffMax, w.Failures+1)
-	if le != nil && le.RetryAfter > 0 {
-		delay = le.RetryAfter
 	}
 	entry := itemLog(w, store.LogWarn, "retry", fmt.Sprintf("%s · %s: attempt %d failed, retry in %s: %s",
 		w.Target.Label(), w.Task.TaskKey, w.Failures+1, delay.Round(time.Millisecond), err), raw)
@@ -868,14 +880,30 @@ func (e *Engine) callFailed(ctx context.Context, w *store.WorkItem, phase store.
 	e.logs.add(entry)
 }
 
-func (e *Engine) failNow(ctx context.Context, w *store.WorkItem, phase store.Phase, reason string) {
+// failNow fails a claimed item; called says whether its provider call was made.
+func (e *Engine) failNow(ctx context.Context, w *store.WorkItem, phase store.Phase, reason string, called bool) {
 	wctx := context.WithoutCancel(ctx)
 	entry := itemLog(w, store.LogError, "failed", fmt.Sprintf("✗ %s · %s failed in %s", w.Target.Label(), w.Task.TaskKey, phase), reason)
-	if err := e.store.FailItem(wctx, &w.Item, phase, reason); err != nil {
+	if err := e.store.FailItem(wctx, &w.Item, phase, reason, called); err != nil {
 		e.log.ErrorContext(wctx, "fail item", "item_id", w.ID, "err", err)
 		return
 	}
 	e.logs.add(entry)
+}
+
+// retryDelay is how long to wait before calling again after the failures-th
+// failed call (the items' policy, which comparisons and warm-ups share):
+// the backoff, or the provider's Retry-After. retry is false when trying
+// again cannot help (400, 401, 403, 404…) or the attempts are used up.
+func (e *Engine) retryDelay(err error, failures int) (delay time.Duration, retry bool) {
+	var le *llm.Error
+	if errors.As(err, &le) && !le.Retryable() || failures >= e.cfg.MaxAttempts {
+		return 0, false
+	}
+	if le != nil && le.RetryAfter > 0 {
+		return le.RetryAfter, true
+	}
+	return backoff(e.cfg.BackoffBase, e.cfg.BackoffMax, failures), true
 }
 
 // backoff is base·2^(attempt-1), capped, with up to 25% jitter.

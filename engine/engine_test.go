@@ -198,8 +198,76 @@ func TestWarmupFailureFailsGroup(t *testing.T) {
 				}
 			}
 		}
+		warmups := 0
 		for _, c := range b.fake.Calls() {
 			if c.Model == "broken" && !c.IsWarmup() {
+				t.Errorf("a task was sent to the model whose warm-up failed")
+			}
+			if c.Model == "broken" && c.IsWarmup() {
+				warmups++
+			}
+		}
+		if warmups != 1 {
+			t.Errorf("the 404 warm-up was tried %d times, want once", warmups)
+		}
+	})
+}
+
+// TestWarmupRetriedLikeItems: a warm-up gets the items' retry policy, so a
+// passing 500 or 429 no longer fails its whole group; a provider that stays
+// down fails the group after the last attempt, with the reason on its items.
+func TestWarmupRetriedLikeItems(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, st *store.Store) {
+		var mu sync.Mutex
+		warmups := map[string][]time.Time{}
+		b := setup(t, st, 2, func(r llmtest.ChatRequest) llmtest.Reply {
+			if !r.IsWarmup() {
+				return llmtest.DefaultReply(r)
+			}
+			mu.Lock()
+			warmups[r.Model] = append(warmups[r.Model], time.Now())
+			n := len(warmups[r.Model])
+			mu.Unlock()
+			switch {
+			case r.Model == "flaky" && n == 1:
+				return llmtest.Reply{Status: 500, Content: "upstream hiccup"}
+			case r.Model == "limited" && n == 1:
+				return llmtest.Reply{Status: 429, Content: "slow down", RetryAfter: "1"}
+			case r.Model == "down":
+				return llmtest.Reply{Status: 503, Content: "provider is down"}
+			}
+			return llmtest.DefaultReply(r)
+		})
+		run := b.start(t, "flaky", "limited", "down")
+		if final := b.waitRun(t, run.ID); final.Status != store.RunFinished {
+			t.Fatalf("status %s, want FINISHED", final.Status)
+		}
+		for _, it := range items(t, st, run.ID) {
+			switch it.Model {
+			case "down":
+				if it.Status != store.ItemFailed || it.FailedPhase != "BENCHMARKING" ||
+					!strings.Contains(it.Error, "warm-up failed after 3 attempt(s)") || !strings.Contains(it.Error, "provider is down") {
+					t.Errorf("item of the model that is down: %s %s %q", it.Status, it.FailedPhase, it.Error)
+				}
+			default:
+				if it.Status != store.ItemCompleted {
+					t.Errorf("item of %s: %s %q", it.Model, it.Status, it.Error)
+				}
+			}
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		if n := len(warmups["flaky"]); n != 2 {
+			t.Errorf("flaky: %d warm-ups, want 2 (a 500, then fine)", n)
+		}
+		if c := warmups["limited"]; len(c) != 2 || c[1].Sub(c[0]) < time.Second {
+			t.Errorf("429 with Retry-After: 1: warm-up retried after %v (%d calls)", gap(c), len(c))
+		}
+		if n := len(warmups["down"]); n != 3 {
+			t.Errorf("down: %d warm-ups, want 3", n)
+		}
+		for _, c := range b.fake.Calls() {
+			if c.Model == "down" && !c.IsWarmup() {
 				t.Errorf("a task was sent to the model whose warm-up failed")
 			}
 		}
@@ -233,14 +301,14 @@ func TestRetriesAndJudgeFailuresKeepRawOutput(t *testing.T) {
 		for _, it := range items(t, st, run.ID) {
 			byTask[it.TaskID] = it
 		}
-		if it := byTask["t000"]; it.Status != store.ItemCompleted {
-			t.Errorf("t000 (one 500, then fine): %s %q", it.Status, it.Error)
+		if it := byTask["t000"]; it.Status != store.ItemCompleted || it.AnswerAttempts != 2 || it.JudgeAttempts != 1 {
+			t.Errorf("t000 (one 500, then fine): %s attempts %d+%d %q", it.Status, it.AnswerAttempts, it.JudgeAttempts, it.Error)
 		}
 		if it := byTask["t001"]; it.Status != store.ItemFailed || it.FailedPhase != "JUDGING" || !strings.Contains(it.Error, "I think it deserves an eight") {
 			t.Errorf("t001 (bad judge output): %s %s %q", it.Status, it.FailedPhase, it.Error)
 		}
-		if it := byTask["t002"]; it.Status != store.ItemFailed || !strings.Contains(it.Error, "invalid api key") || it.Attempts != 1 {
-			t.Errorf("t002 (401, no retry): %s attempts %d %q", it.Status, it.Attempts, it.Error)
+		if it := byTask["t002"]; it.Status != store.ItemFailed || !strings.Contains(it.Error, "invalid api key") || it.AnswerAttempts != 1 || it.JudgeAttempts != 0 {
+			t.Errorf("t002 (401, no retry): %s attempts %d+%d %q", it.Status, it.AnswerAttempts, it.JudgeAttempts, it.Error)
 		}
 		mu.Lock()
 		defer mu.Unlock()

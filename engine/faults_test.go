@@ -2,6 +2,8 @@ package engine_test
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"log/slog"
 	"strings"
 	"sync"
@@ -417,4 +419,70 @@ func testRateLimit(t *testing.T, st *store.Store) {
 	if span, want := at[len(at)-1].Sub(at[0]), 8*100*time.Millisecond-60*time.Millisecond; span < want {
 		t.Errorf("9 calls took %v, faster than 600/min allows (%v)", span, want)
 	}
+}
+
+// TestRetryFailedItems: a run that finished with failures in both phases
+// gets each failed item asked again in the phase it failed in, the failed
+// group after a fresh warm-up, and ends with every item completed.
+func TestRetryFailedItems(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, st *store.Store) {
+		var mu sync.Mutex
+		warmups := map[string]int{}
+		fixed := atomic.Bool{}
+		b := setup(t, st, 2, func(r llmtest.ChatRequest) llmtest.Reply {
+			if r.IsWarmup() {
+				mu.Lock()
+				warmups[r.Model]++
+				mu.Unlock()
+			}
+			switch {
+			case fixed.Load():
+			case r.Model == "down":
+				return llmtest.Reply{Status: 503, Content: "provider is down"}
+			case r.IsJudge() && strings.Contains(r.Last(), "What is 1+1?"):
+				return llmtest.Reply{Content: "no verdict today"}
+			}
+			return llmtest.DefaultReply(r)
+		})
+		run := b.start(t, "fake-small", "down")
+		if final := b.waitRun(t, run.ID); final.Status != store.RunFinished {
+			t.Fatalf("first pass: %s", final.Status)
+		}
+		phases := map[string]string{}
+		for _, it := range items(t, st, run.ID) {
+			phases[it.Model+"/"+it.TaskID] = it.FailedPhase
+		}
+		if want := map[string]string{"fake-small/t000": "", "fake-small/t001": "JUDGING", "down/t000": "BENCHMARKING", "down/t001": "BENCHMARKING"}; fmt.Sprint(phases) != fmt.Sprint(want) {
+			t.Fatalf("failed phases %v, want %v", phases, want)
+		}
+
+		fixed.Store(true)
+		n, err := b.eng.RetryFailed(context.Background(), run.ID)
+		if err != nil || n != 3 {
+			t.Fatalf("retry failed: %d, %v", n, err)
+		}
+		if final := b.waitRun(t, run.ID); final.Status != store.RunFinished {
+			t.Fatalf("after retry: %s", final.Status)
+		}
+		for _, it := range items(t, st, run.ID) {
+			if it.Status != store.ItemCompleted || it.Score == nil {
+				t.Errorf("%s/%s after retry: %s %q", it.Model, it.TaskID, it.Status, it.Error)
+			}
+			// The judge failure was judged again, not answered again.
+			if it.Model == "fake-small" && it.TaskID == "t001" && (it.AnswerAttempts != 1 || it.JudgeAttempts != 4) {
+				t.Errorf("re-judged item made %d answer and %d judge calls, want 1 and 4", it.AnswerAttempts, it.JudgeAttempts)
+			}
+			if it.Model == "down" && (it.AnswerAttempts != 1 || it.JudgeAttempts != 1) {
+				t.Errorf("re-answered item made %d answer and %d judge calls, want 1 and 1", it.AnswerAttempts, it.JudgeAttempts)
+			}
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		if warmups["down"] != 4 || warmups["fake-small"] != 1 {
+			t.Errorf("warm-ups %v, want down: 3 failed + 1 fresh, fake-small: 1", warmups)
+		}
+		if _, err := b.eng.RetryFailed(context.Background(), 99999); !errors.Is(err, store.ErrNotFound) {
+			t.Errorf("retry failed of no run: %v", err)
+		}
+	})
 }

@@ -90,7 +90,7 @@ func (e *Engine) judge(ctx context.Context, pj *panelJudge, last bool, p *store.
 	defer stop()
 	req, err := pj.judgeRequest(ctx, w)
 	if err != nil {
-		e.failNow(ctx, w, store.PhaseJudging, fmt.Sprintf("judge %s: %v", pj.Name, err))
+		e.failNow(ctx, w, store.PhaseJudging, fmt.Sprintf("judge %s: %v", pj.Name, err), false)
 		return nil
 	}
 	resp, err := e.chat(ctx, p, client, req)

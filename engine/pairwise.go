@@ -219,15 +219,10 @@ func (e *Engine) comparisonFailed(ctx context.Context, rs *runState, pj *panelJu
 	if raw != "" {
 		reason += "\nraw judge output: " + raw
 	}
-	var le *llm.Error
-	permanent := errors.As(err, &le) && !le.Retryable()
-	if permanent || w.Failures+1 >= e.cfg.MaxAttempts {
+	delay, retry := e.retryDelay(err, w.Failures+1)
+	if !retry {
 		e.failComparison(ctx, rs, w, reason, cost)
 		return
-	}
-	delay := backoff(e.cfg.BackoffBase, e.cfg.BackoffMax, w.Failures+1)
-	if le != nil && le.RetryAfter > 0 {
-		delay = le.RetryAfter
 	}
 	entry := pairLog(w, store.LogWarn, "retry", fmt.Sprintf("%s · %s: %s vs %s: attempt %d failed, retry in %s: %v", pj.Name, w.Task.TaskKey,
 		e.targetLabel(rs, w.TargetA), e.targetLabel(rs, w.TargetB), w.Failures+1, delay.Round(time.Millisecond), err), raw)

@@ -21,6 +21,10 @@ type RunJSON struct {
 	Progress runs.Progress      `json:"progress"`
 	Current  *store.CurrentWork `json:"current,omitempty"`
 	Summary  *runs.Summary      `json:"summary,omitempty"`
+	// FailedItems counts the run's FAILED items: a FINISHED run may have some.
+	FailedItems int64 `json:"failed_items"`
+	// Failures groups them by phase and reason, most frequent first (GET /api/runs/{id}).
+	Failures []store.FailureGroup `json:"failures,omitzero"`
 	// KPIValues are the run's KPI values once it has finished (GET /api/runs/{id}).
 	KPIValues []store.RunKPI `json:"kpi_values,omitzero"`
 }
@@ -35,8 +39,15 @@ func (h *Handler) runJSON(ctx context.Context, run *store.Run, detail bool) (*Ru
 		return nil, err
 	}
 	out.Progress = prog
+	out.FailedItems = prog.Failed
 	if !detail {
 		return out, nil
+	}
+	out.Failures = []store.FailureGroup{}
+	if out.FailedItems > 0 {
+		if out.Failures, err = h.runs.Failures(ctx, run.ID); err != nil {
+			return nil, err
+		}
 	}
 	if out.Current, err = h.store.RunCurrent(ctx, run.ID); err != nil {
 		return nil, err
@@ -195,11 +206,19 @@ type RequeuedJSON struct {
 }
 
 func (h *Handler) apiRetryJudging(c echo.Context) error {
+	return h.apiRequeue(c, h.runs.RetryJudging)
+}
+
+// apiRetryFailed re-queues an ended run's failed items, each to the phase it failed in.
+func (h *Handler) apiRetryFailed(c echo.Context) error { return h.apiRequeue(c, h.runs.RetryFailed) }
+
+// apiRequeue sends items of a run back with requeue and answers how many, with the run.
+func (h *Handler) apiRequeue(c echo.Context, requeue func(context.Context, int64) (int64, error)) error {
 	id, err := pathID(c, "run")
 	if err != nil {
 		return err
 	}
-	n, err := h.runs.RetryJudging(withoutCancel(c), id)
+	n, err := requeue(withoutCancel(c), id)
 	if err != nil {
 		return err
 	}

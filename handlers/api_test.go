@@ -306,6 +306,11 @@ func TestRunsAPI(t *testing.T) {
 		if items.Total != 2 || len(items.Items) != 1 || items.Items[0].Model != "fake-large" || items.Items[0].Score == nil {
 			t.Errorf("items page: %+v", items)
 		}
+		// Calls per phase, not claims of both: answered and judged at the first call.
+		raw := a.do(t, call{method: "GET", path: fmt.Sprintf("/api/runs/%d/items", run.ID)}, 200, nil)
+		if !strings.Contains(raw, `"answer_attempts":1,"judge_attempts":1`) || strings.Contains(raw, `"attempts"`) {
+			t.Errorf("items JSON counts: %s", raw)
+		}
 		a.do(t, call{method: "GET", path: fmt.Sprintf("/api/runs/%d/items?status=BOGUS", run.ID)}, 400, nil)
 		a.do(t, call{method: "GET", path: "/api/runs/9999/items"}, 404, nil)
 
@@ -319,7 +324,7 @@ func TestRunsAPI(t *testing.T) {
 			t.Fatalf("CSV does not parse: %v", err)
 		}
 		wantHeader := "task_id,category,subcategory,question,reference,provider,model,status,score,judge,reasoning,response,error," +
-			"time_ms,tokens,tps,repeat,cost_usd,grade,best_overall,best_value"
+			"time_ms,tokens,tps,repeat,cost_usd,grade,best_overall,best_value,answer_attempts,judge_attempts"
 		if strings.Join(rows[0], ",") != wantHeader || len(rows) != 5 {
 			t.Fatalf("CSV header %v, %d rows", rows[0], len(rows))
 		}
@@ -332,7 +337,8 @@ func TestRunsAPI(t *testing.T) {
 			if r["best_overall"] != "false" || r["best_value"] != "false" || r["cost_usd"] != "" || r["repeat"] != "1" {
 				t.Errorf("CSV best/cost columns %v", r)
 			}
-			if r["status"] != "COMPLETED" || (r["score"] != "9.00" && r["score"] != "3.00") || r["time_ms"] == "" || r["tokens"] == "" {
+			if r["status"] != "COMPLETED" || (r["score"] != "9.00" && r["score"] != "3.00") || r["time_ms"] == "" || r["tokens"] == "" ||
+				r["answer_attempts"] != "1" || r["judge_attempts"] != "1" {
 				t.Errorf("CSV row %v", r)
 			}
 			if r["judge"] != "Fake / fake-judge" {

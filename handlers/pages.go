@@ -784,6 +784,11 @@ func (h *Handler) showRun(c echo.Context) error {
 	if d.Progress, prog, err = h.progressOf(c, run); err != nil {
 		return err
 	}
+	if prog.Failed > 0 {
+		if d.Failures, err = h.runs.Failures(ctx, id); err != nil {
+			return err
+		}
+	}
 	if d.Logs, err = h.store.LastRunLogs(ctx, id, 200); err != nil {
 		return err
 	}
@@ -860,6 +865,22 @@ func (h *Handler) runResultsPartial(c echo.Context) error {
 	return render(c, http.StatusOK, views.RunResults(v))
 }
 
+// runFailuresPartial is the table of a run's failures, reloaded when a watched run ends.
+func (h *Handler) runFailuresPartial(c echo.Context) error {
+	id, err := pathID(c, "run")
+	if err != nil {
+		return err
+	}
+	if _, err := h.store.Run(c.Request().Context(), id); err != nil {
+		return err
+	}
+	groups, err := h.runs.Failures(c.Request().Context(), id)
+	if err != nil {
+		return err
+	}
+	return render(c, http.StatusOK, views.RunFailures(id, groups))
+}
+
 // runActionPage pauses, resumes or cancels, answering the new progress panel.
 func (h *Handler) runActionPage(c echo.Context) error {
 	id, err := pathID(c, "run")
@@ -885,16 +906,27 @@ func (h *Handler) runActionPage(c echo.Context) error {
 
 // retryJudgingPage re-queues the items whose judging failed and reloads the run page.
 func (h *Handler) retryJudgingPage(c echo.Context) error {
+	return h.requeuePage(c, h.runs.RetryJudging, "no item of this run failed in judging")
+}
+
+// retryFailedPage re-queues an ended run's failed items and reloads the run page.
+func (h *Handler) retryFailedPage(c echo.Context) error {
+	return h.requeuePage(c, h.runs.RetryFailed, "no item of this run failed")
+}
+
+// requeuePage sends items of a run back with requeue and reloads the run
+// page; none is the conflict shown when there was nothing to send back.
+func (h *Handler) requeuePage(c echo.Context, requeue func(context.Context, int64) (int64, error), none string) error {
 	id, err := pathID(c, "run")
 	if err != nil {
 		return err
 	}
-	n, err := h.runs.RetryJudging(withoutCancel(c), id)
+	n, err := requeue(withoutCancel(c), id)
 	if err != nil {
 		return err
 	}
 	if n == 0 {
-		return echo.NewHTTPError(http.StatusConflict, "no item of this run failed in judging")
+		return echo.NewHTTPError(http.StatusConflict, none)
 	}
 	return redirect(c, fmt.Sprintf("/runs/%d", id))
 }

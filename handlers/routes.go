@@ -120,9 +120,11 @@ func (h *Handler) routes(e *echo.Echo) {
 	e.GET("/runs/:run", h.showRun)
 	e.GET("/runs/:run/items", h.runItemsPartial)
 	e.GET("/runs/:run/results", h.runResultsPartial)
+	e.GET("/runs/:run/failures", h.runFailuresPartial)
 	e.GET("/runs/:run/events", h.pageRunEvents)
 	e.POST("/runs/:run/delete", h.deleteRunPage)
 	e.POST("/runs/:run/retry-judging", h.retryJudgingPage)
+	e.POST("/runs/:run/retry-failed", h.retryFailedPage)
 	e.POST("/runs/:run/rerun", h.rerunPage)
 	e.GET("/runs/:run/grade", h.showGrading)
 	e.POST("/runs/:run/grade/:item", h.gradeItemPage)
@@ -197,6 +199,7 @@ func (h *Handler) apiRoutes() []apiRoute {
 		{method: get, path: "/runs/:run/events", handler: h.apiRunEvents, summary: "Server-sent events: log (RunLog), progress (ProgressEventJSON), end",
 			media: []string{"text/event-stream"}},
 		{method: post, path: "/runs/:run/retry-judging", handler: h.apiRetryJudging, summary: "Send the items whose judging failed back to the judge", out: RequeuedJSON{}, errs: conflict},
+		{method: post, path: "/runs/:run/retry-failed", handler: h.apiRetryFailed, summary: "Send an ended run's failed items back to the phase each failed in", out: RequeuedJSON{}, errs: conflict},
 		{method: post, path: "/runs/:run/rerun", handler: h.apiRerun, summary: "A new run from this run's frozen setup", out: RunJSON{}, status: http.StatusCreated, errs: conflict},
 		{method: post, path: "/runs/:run/:action", handler: h.apiRunAction, summary: "Pause, resume or cancel a run", out: RunJSON{}, errs: conflict},
 		{method: put, path: "/items/:item/grade", handler: h.apiGradeItem, summary: "Grade an item by hand", in: store.GradeInput{}, out: store.Grade{}},

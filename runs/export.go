@@ -13,7 +13,7 @@ import (
 // best_value mark the rows of the run's best model overall and best value.
 var CSVHeader = []string{"task_id", "category", "subcategory", "question", "reference", "provider", "model", "status",
 	"score", "judge", "reasoning", "response", "error", "time_ms", "tokens", "tps", "repeat", "cost_usd", "grade",
-	"best_overall", "best_value"}
+	"best_overall", "best_value", "answer_attempts", "judge_attempts"}
 
 // WriteCSV writes a run's items as CSV, streaming them from the store so
 // memory stays flat; it returns how many rows it wrote. The web export and
@@ -71,7 +71,8 @@ func csvRow(v *store.ItemView, best [2]bool) []string {
 	return []string{csvSafe(v.TaskID), csvSafe(v.Category), csvSafe(v.Subcategory), csvSafe(v.Question), csvSafe(v.Reference),
 		csvSafe(v.Provider), csvSafe(v.Model), string(v.Status), f(v.Score, 2), csvSafe(v.Judge), csvSafe(v.Reasoning),
 		csvSafe(resp), csvSafe(v.Error), n(v.TimeMs), n(v.CompletionTokens), f(v.TokensPerS, 2), strconv.Itoa(v.RepeatIndex),
-		f(v.CostUSD, 6), grade, strconv.FormatBool(best[0]), strconv.FormatBool(best[1])}
+		f(v.CostUSD, 6), grade, strconv.FormatBool(best[0]), strconv.FormatBool(best[1]),
+		strconv.Itoa(v.AnswerAttempts), strconv.Itoa(v.JudgeAttempts)}
 }
 
 // csvSafe defuses spreadsheet formulas: text a model or user wrote that

@@ -113,3 +113,9 @@ func (b *rateBook) forget(runID int64) {
 	defer b.mu.Unlock()
 	delete(b.runs, runID)
 }
+
+// Failures groups a run's FAILED items by the phase they failed in and the
+// reason, most frequent first: what "Finished with N failures" lists.
+func (s *Service) Failures(ctx context.Context, runID int64) ([]store.FailureGroup, error) {
+	return s.store.RunFailures(ctx, runID)
+}

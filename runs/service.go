@@ -55,6 +55,12 @@ func (s *Service) RetryJudging(ctx context.Context, id int64) (int64, error) {
 	return s.engine.RetryJudging(ctx, id)
 }
 
+// RetryFailed sends an ended run's failed items back, each to the phase it
+// failed in (a fresh warm-up for answers, the same judge for verdicts).
+func (s *Service) RetryFailed(ctx context.Context, id int64) (int64, error) {
+	return s.engine.RetryFailed(ctx, id)
+}
+
 // Delete removes a run and everything it holds.
 func (s *Service) Delete(ctx context.Context, id int64) error {
 	if err := s.store.DeleteRun(ctx, id); err != nil {

@@ -353,7 +353,7 @@ func TestEndRunWaitsForWork(t *testing.T) {
 		if err != nil || len(items) != 1 {
 			t.Fatal(err)
 		}
-		if err := st.FailItem(ctx, &items[0], store.PhaseBenchmarking, "boom"); err != nil {
+		if err := st.FailItem(ctx, &items[0], store.PhaseBenchmarking, "boom", true); err != nil {
 			t.Fatal(err)
 		}
 		if logs, _ := st.RunLogs(ctx, run.ID, 0, 10); len(logs) != 0 {

@@ -47,7 +47,8 @@ func SlotKey(providerID *int64, model string) string {
 // The slot count and the claim share a transaction (and, on PostgreSQL, an
 // advisory lock on the slot), so the per-(provider, model) limit holds across
 // processes. Attempts is incremented and, never reset, doubles as the claim
-// token for the result write.
+// token for the result write; the phase's own count of calls (answer_attempts
+// or judge_attempts) goes up with it.
 func (s *Store) ClaimItems(ctx context.Context, p ClaimParams) ([]Item, error) {
 	var items []Item
 	err := s.Transact(ctx, func(tx *Store) error {
@@ -118,13 +119,30 @@ func (s *Store) claimSQL(p ClaimParams, take, give string, takeArgs ...any) (str
 			args = append(args, p.SlotLimit, p.SlotKey, p.SlotKey)
 		}
 	}
+	calls := attemptsColumn(p.To)
 	return `UPDATE items SET status = ?, worker_id = ?, slot_key = ?, claimed_at = ?, lease_until = ?,
-			attempts = attempts + 1, last_attempt_at = ?, updated_at = ?
+			attempts = attempts + 1, ` + calls + ` = ` + calls + ` + 1, last_attempt_at = ?, updated_at = ?
 		WHERE id IN (SELECT id FROM items WHERE run_id = ? AND status = ?
 			AND (next_retry_at IS NULL OR next_retry_at <= ?)` + cond + `
 			AND EXISTS (SELECT 1 FROM runs WHERE runs.id = items.run_id AND runs.status = 'RUNNING' AND runs.deleted_at IS NULL)
 			ORDER BY id LIMIT ` + limitExpr + lock + `)
 		RETURNING *`, args
+}
+
+// attemptsColumn is the count of provider calls of the phase an item in
+// status st is in.
+func attemptsColumn(st ItemStatus) string {
+	if st == ItemWaitingForJudge || st == ItemJudging {
+		return "judge_attempts"
+	}
+	return "answer_attempts"
+}
+
+// uncalled takes back the call its claim counted, for a claim that ends
+// without one.
+func uncalled(updates map[string]any, it *Item) {
+	calls := attemptsColumn(it.Status)
+	updates[calls] = gorm.Expr(calls + " - 1")
 }
 
 // claimed restricts a write to the item as this claim left it, so a worker
@@ -219,20 +237,27 @@ func (s *Store) CompleteBenchmark(ctx context.Context, it *Item, r BenchmarkResu
 }
 
 // RetryItem puts a claimed item back to status with a retry time and the
-// error seen; failed counts the attempt as a provider failure.
+// error seen; failed counts the attempt as a provider failure, else the
+// item is handed back unworked and its claim is no call.
 func (s *Store) RetryItem(ctx context.Context, it *Item, back ItemStatus, at time.Time, reason string, failed bool) error {
 	updates := map[string]any{"status": back, "next_retry_at": at, "error": reason, "worker_id": "", "lease_until": nil}
 	if failed {
 		updates["failures"] = gorm.Expr("failures + 1")
+	} else {
+		uncalled(updates, it)
 	}
 	return s.updateClaimed(ctx, it, updates)
 }
 
-// FailItem marks a claimed item FAILED, keeping the reason and the phase it failed in.
-func (s *Store) FailItem(ctx context.Context, it *Item, phase Phase, reason string) error {
-	return s.updateClaimed(ctx, it, map[string]any{
-		"status": ItemFailed, "failed_phase": phase, "error": reason, "worker_id": "", "lease_until": nil,
-	})
+// FailItem marks a claimed item FAILED, keeping the reason and the phase it
+// failed in; called says whether the claim made its provider call (a judge
+// whose provider was deleted makes none).
+func (s *Store) FailItem(ctx context.Context, it *Item, phase Phase, reason string, called bool) error {
+	updates := map[string]any{"status": ItemFailed, "failed_phase": phase, "error": reason, "worker_id": "", "lease_until": nil}
+	if !called {
+		uncalled(updates, it)
+	}
+	return s.updateClaimed(ctx, it, updates)
 }
 
 // Verdict is one panel judge's outcome for an item.

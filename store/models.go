@@ -288,16 +288,20 @@ var ItemStatuses = []ItemStatus{ItemNew, ItemInProgress, ItemWaitingForJudge, It
 
 // Item is the unit of work: one task asked of one target.
 type Item struct {
-	ID               int64
-	RunID            int64
-	RunTaskID        int64
-	RunTargetID      int64
-	RepeatIndex      int
-	Status           ItemStatus
-	WorkerID         string
-	ClaimedAt        *time.Time
-	LeaseUntil       *time.Time
-	Attempts         int
+	ID          int64
+	RunID       int64
+	RunTaskID   int64
+	RunTargetID int64
+	RepeatIndex int
+	Status      ItemStatus
+	WorkerID    string
+	ClaimedAt   *time.Time
+	LeaseUntil  *time.Time
+	// Attempts counts claims, never reset: the claim token of result writes.
+	Attempts int
+	// AnswerAttempts and JudgeAttempts count the provider calls of each phase.
+	AnswerAttempts   int
+	JudgeAttempts    int
 	Failures         int
 	LastAttemptAt    *time.Time
 	NextRetryAt      *time.Time

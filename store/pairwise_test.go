@@ -36,7 +36,7 @@ func answerItems(t *testing.T, st *store.Store, run *store.Run, tasks int, fail 
 		}
 		taskIDs[it.RunTaskID] = true
 		if fail != nil && fail(it) {
-			err = st.FailItem(ctx, &it, store.PhaseBenchmarking, "boom")
+			err = st.FailItem(ctx, &it, store.PhaseBenchmarking, "boom", true)
 		} else {
 			_, err = st.CompleteBenchmark(ctx, &it, store.BenchmarkResult{Request: "{}", Response: "answer"}, nil)
 		}

@@ -68,8 +68,12 @@ func (s *Store) prepareHot(ctx context.Context, sqlDB *sql.DB) error {
 	texts := []string{"SELECT " + slotInflightSQL}
 	pos := 0
 	for _, p := range []ClaimParams{{}, {TargetID: 1}, {JudgePos: &pos}, {TargetID: 1, JudgePos: &pos}} {
-		text, _ := s.claimSQL(p, "?", "0", 1)
-		texts = append(texts, text)
+		// Each phase's claim counts its own calls, so has its own text.
+		for _, to := range []ItemStatus{ItemInProgress, ItemJudging} {
+			p.To = to
+			text, _ := s.claimSQL(p, "?", "0", 1)
+			texts = append(texts, text)
+		}
 	}
 	for _, text := range texts {
 		if err := s.prepared.prepare(ctx, text); err != nil {

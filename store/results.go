@@ -31,7 +31,8 @@ type ItemView struct {
 	TokensPerS       *float64   `json:"tps"`
 	CostUSD          *float64   `json:"cost_usd" gorm:"column:cost_usd"`
 	Grade            *string    `json:"grade"`
-	Attempts         int        `json:"attempts"`
+	AnswerAttempts   int        `json:"answer_attempts"`
+	JudgeAttempts    int        `json:"judge_attempts"`
 	FailedPhase      string     `json:"failed_phase,omitempty"`
 	UpdatedAt        time.Time  `json:"updated_at"`
 }
@@ -56,7 +57,7 @@ const itemViewSelect = `i.id, rt.task_key, rt.category, rt.subcategory, rt.quest
 	COALESCE((SELECT sc.reasoning FROM scores sc WHERE sc.item_id = i.id AND sc.metric = 'score' ORDER BY sc.id LIMIT 1), '') AS reasoning,
 	i.response, i.error, i.time_ms, i.prompt_tokens, i.completion_tokens, i.tokens_per_s, i.cost_usd,
 	(SELECT g.grade FROM grades g WHERE g.item_id = i.id) AS grade,
-	i.attempts, i.failed_phase, i.updated_at`
+	i.answer_attempts, i.judge_attempts, i.failed_phase, i.updated_at`
 
 // itemFilterQuery is the filter on items alone (no joins), so counting and
 // skipping ahead stay index-only however large the run. A model filter is
