@@ -45,7 +45,7 @@ func NormalizedMetrics(ctx context.Context, st *store.Store, run *store.Run) (*s
 			norm(vals)
 		}
 	}
-	tasks, err := st.TaskOveralls(ctx, run.ID, ItemWeights(run, b.Metrics))
+	tasks, err := st.TaskOveralls(ctx, run.ID, ItemWeights(run))
 	if err != nil {
 		return nil, err
 	}

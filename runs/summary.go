@@ -4,10 +4,14 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
+	"golang.org/x/sync/errgroup"
+
 	"tribunal/analysis"
+	"tribunal/rubric"
 	"tribunal/stats"
 	"tribunal/store"
 )
@@ -104,17 +108,26 @@ func (s *Service) Summary(ctx context.Context, run *store.Run, prog Progress) (*
 }
 
 func (s *Service) summarize(ctx context.Context, run *store.Run, prog Progress) (*Summary, error) {
-	base, err := s.store.RunSummary(ctx, run.ID, perTaskLimit)
-	if err != nil {
-		return nil, err
-	}
-	b, err := s.store.RunBreakdown(ctx, run.ID)
-	if err != nil {
-		return nil, err
-	}
-	weights := ItemWeights(run, b.Metrics)
-	tasks, err := s.store.TaskOveralls(ctx, run.ID, weights)
-	if err != nil {
+	// The three scans are independent: on PostgreSQL they run side by side
+	// on their own connections (SQLite's one connection takes them in turn).
+	var base *store.RunSummary
+	var b *store.Breakdown
+	var tasks []store.TaskOverall
+	weights := ItemWeights(run)
+	g, gctx := errgroup.WithContext(ctx)
+	g.Go(func() (err error) {
+		base, err = s.store.RunSummary(gctx, run.ID, perTaskLimit)
+		return err
+	})
+	g.Go(func() (err error) {
+		b, err = s.store.RunBreakdown(gctx, run.ID)
+		return err
+	})
+	g.Go(func() (err error) {
+		tasks, err = s.store.TaskOveralls(gctx, run.ID, weights)
+		return err
+	})
+	if err := g.Wait(); err != nil {
 		return nil, err
 	}
 	sum := &Summary{Overall: base.Overall, PerModel: base.PerModel, PerTask: base.PerTask, Tasks: base.Tasks,
@@ -132,51 +145,74 @@ func (s *Service) summarize(ctx context.Context, run *store.Run, prog Progress) 
 // `weights` override it by metric name), divided among the panel's judges
 // so the panel counts as one; a check weighs 1 (or its `weights` entry).
 // `source_weights` then scale whole sources: "judge" and "check:<type>".
-// A judge's own "score" counts only for single-metric styles, where it is
-// the metric; otherwise it is already the mean of the others. Measured
-// values (latency, cost) never count. Metrics come from the run's scores.
-func ItemWeights(run *store.Run, metrics []store.MetricMean) []store.SourceWeight {
-	judges := map[string]store.RunJudge{}
-	for _, j := range run.Judges {
-		judges[j.Source()] = j
-	}
-	seen := map[[2]string]bool{}
+// A single-metric style counts its verdict's "score", which is that metric;
+// a style of several counts each metric and not "score", their mean.
+// Measured values (latency, cost) never count. Checks without a row of
+// their own match store.AnyCheck.
+func ItemWeights(run *store.Run) []store.SourceWeight {
 	var out []store.SourceWeight
-	for _, m := range metrics {
-		k := [2]string{m.Source, m.Metric}
-		if seen[k] || !run.Options.MetricOn(m.Metric) {
-			continue
+	for _, j := range run.Judges {
+		metrics := j.Metrics
+		if len(metrics) <= 1 {
+			w := 1.0
+			if len(metrics) == 1 && metrics[0].Weight > 0 {
+				w = metrics[0].Weight
+			}
+			metrics = []store.Metric{{Name: rubric.Overall, Weight: w}}
 		}
-		seen[k] = true
-		w := store.SourceWeight{Source: m.Source, Metric: m.Metric, Lo: 0, Hi: 1, Weight: 1}
-		switch j, isJudge := judges[m.Source]; {
-		case isJudge:
-			if m.Metric == "score" && len(j.Metrics) > 1 {
+		for _, m := range metrics {
+			if !run.Options.MetricOn(m.Name) {
 				continue
 			}
-			w.Lo, w.Hi = float64(j.ScaleMin), float64(j.ScaleMax)
-			for _, sm := range j.Metrics {
-				if sm.Name == m.Metric && sm.Weight > 0 {
-					w.Weight = sm.Weight
-				}
+			w := cmp.Or(m.Weight, 1)
+			if v, ok := run.Options.Weights[m.Name]; ok {
+				w = v
 			}
-			if v, ok := run.Options.Weights[m.Metric]; ok {
-				w.Weight = v
+			w *= sourceWeight(run.Options, "judge") / float64(len(run.Judges))
+			if j.ScaleMax > j.ScaleMin {
+				out = append(out, store.SourceWeight{Source: j.Source(), Metric: m.Name, Lo: float64(j.ScaleMin), Hi: float64(j.ScaleMax), Weight: w})
 			}
-			w.Weight *= sourceWeight(run.Options, "judge") / float64(len(run.Judges))
-		case strings.HasPrefix(m.Source, "check:"):
-			if v, ok := run.Options.Weights[m.Metric]; ok {
-				w.Weight = v
-			}
-			w.Weight *= sourceWeight(run.Options, m.Source)
-		default:
-			continue
-		}
-		if w.Weight > 0 && w.Hi > w.Lo {
-			out = append(out, w)
 		}
 	}
-	return out
+	// Checks named in weights or source_weights get their own row; the rest weigh 1.
+	checks := map[string]bool{}
+	for name := range run.Options.Weights {
+		if typ, ok := strings.CutPrefix(name, "check_"); ok {
+			checks[typ] = true
+		}
+	}
+	for source := range run.Options.SourceWeights {
+		if typ, ok := strings.CutPrefix(source, "check:"); ok {
+			checks[typ] = true
+		}
+	}
+	for _, typ := range slices.Sorted(maps.Keys(checks)) {
+		w := 1.0
+		if v, ok := run.Options.Weights["check_"+typ]; ok {
+			w = v
+		}
+		out = append(out, store.SourceWeight{Source: "check:" + typ, Metric: "check_" + typ, Lo: 0, Hi: 1,
+			Weight: w * sourceWeight(run.Options, "check:"+typ)})
+	}
+	return append(out, store.SourceWeight{Source: store.AnyCheck, Metric: "", Lo: 0, Hi: 1, Weight: 1})
+}
+
+// weightOf is the weight a (source, metric) of the run's scores has in an
+// item's overall; 0 when it does not count.
+func weightOf(weights []store.SourceWeight, source, metric string) float64 {
+	for _, w := range weights {
+		if w.Source == source && w.Metric == metric {
+			return w.Weight
+		}
+	}
+	if strings.HasPrefix(source, "check:") {
+		for _, w := range weights {
+			if w.Source == store.AnyCheck {
+				return w.Weight
+			}
+		}
+	}
+	return 0
 }
 
 func sourceWeight(o store.RunOptions, source string) float64 {
@@ -272,10 +308,6 @@ func metricRows(run *store.Run, metrics []store.MetricMean, weights []store.Sour
 		scale[j.Source()] = [2]float64{float64(j.ScaleMin), float64(j.ScaleMax)}
 		multi[j.Source()] = len(j.Metrics) > 1
 	}
-	weight := map[[2]string]float64{}
-	for _, w := range weights {
-		weight[[2]string{w.Source, w.Metric}] = w.Weight
-	}
 	index := map[[2]string]int{}
 	var rows []MetricRow
 	for _, m := range metrics {
@@ -285,7 +317,7 @@ func metricRows(run *store.Run, metrics []store.MetricMean, weights []store.Sour
 		k := [2]string{m.Source, m.Metric}
 		i, ok := index[k]
 		if !ok {
-			r := MetricRow{Source: m.Source, Metric: m.Metric, Name: names[m.Source], Lo: 0, Hi: 1, Weight: weight[k]}
+			r := MetricRow{Source: m.Source, Metric: m.Metric, Name: names[m.Source], Lo: 0, Hi: 1, Weight: weightOf(weights, m.Source, m.Metric)}
 			switch {
 			case strings.HasPrefix(m.Source, "judge:"):
 				r.Lo, r.Hi = scale[m.Source][0], scale[m.Source][1]

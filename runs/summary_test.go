@@ -203,30 +203,31 @@ func TestItemWeights(t *testing.T) {
 			{ID: 1, ScaleMin: 0, ScaleMax: 5, Metrics: []store.Metric{{Name: "accuracy", Weight: 2}, {Name: "coherence", Weight: 1}}},
 			{ID: 2, ScaleMin: 0, ScaleMax: 5, Metrics: []store.Metric{{Name: "accuracy", Weight: 2}, {Name: "coherence", Weight: 1}}},
 		},
-		Options: store.RunOptions{Weights: map[string]float64{"coherence": 3}, SourceWeights: map[string]float64{"judge": 2}},
-	}
-	metrics := []store.MetricMean{
-		{Source: "judge:1", Metric: "accuracy"}, {Source: "judge:1", Metric: "coherence"}, {Source: "judge:1", Metric: "score"},
-		{Source: "judge:2", Metric: "accuracy"}, {Source: "check:numeric", Metric: "check_numeric"}, {Source: "measure", Metric: "latency_ms"},
+		Options: store.RunOptions{Weights: map[string]float64{"coherence": 3},
+			SourceWeights: map[string]float64{"judge": 2, "check:numeric": 0}},
 	}
 	got := map[string]store.SourceWeight{}
-	for _, w := range ItemWeights(run, metrics) {
+	for _, w := range ItemWeights(run) {
 		got[w.Source+"/"+w.Metric] = w
 	}
 	// Panel of two: each judge's weight halves; "judge" doubles it; the run's weight overrides the style's.
-	want := map[string]float64{"judge:1/accuracy": 2, "judge:1/coherence": 3, "judge:2/accuracy": 2, "check:numeric/check_numeric": 1}
+	// The judges' own "score" does not count (it is the mean of their metrics); checks weigh 1 but numeric, 0.
+	want := map[string]float64{"judge:1/accuracy": 2, "judge:1/coherence": 3, "judge:2/accuracy": 2, "judge:2/coherence": 3,
+		"check:numeric/check_numeric": 0, store.AnyCheck + "/": 1}
 	if len(got) != len(want) {
 		t.Fatalf("weights %+v, want %v", got, want)
 	}
 	for k, w := range want {
-		if g := got[k]; !near(g.Weight, w) {
-			t.Errorf("%s weight %g, want %g", k, g.Weight, w)
+		if g, ok := got[k]; !ok || !near(g.Weight, w) {
+			t.Errorf("%s weight %+v, want %g", k, g, w)
 		}
 	}
 	if g := got["judge:1/accuracy"]; g.Lo != 0 || g.Hi != 5 {
 		t.Errorf("judge scale %+v", g)
 	}
-	if g := got["check:numeric/check_numeric"]; g.Lo != 0 || g.Hi != 1 {
-		t.Errorf("check scale %+v", g)
+	// A single-metric style counts its verdict's score.
+	single := &store.Run{Judges: []store.RunJudge{{ID: 7, ScaleMin: 1, ScaleMax: 10, Metrics: []store.Metric{{Name: "accuracy", Weight: 1}}}}}
+	if ws := ItemWeights(single); len(ws) != 2 || ws[0].Source != "judge:7" || ws[0].Metric != "score" || ws[0].Lo != 1 || ws[0].Hi != 10 {
+		t.Errorf("single-metric weights %+v", ws)
 	}
 }

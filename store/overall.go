@@ -9,13 +9,17 @@ import (
 // SourceWeight says how one (source, metric) of a run's scores enters an
 // item's overall: normalised by (score − Lo) / (Hi − Lo), then weighed. The
 // use-case layer (package runs) decides the weights and scales; the store
-// only applies them.
+// only applies them. Source AnyCheck stands for every check without a
+// weight of its own.
 type SourceWeight struct {
 	Source string
 	Metric string
 	Lo, Hi float64
 	Weight float64
 }
+
+// AnyCheck is the SourceWeight source that matches every "check:<type>".
+const AnyCheck = "check:*"
 
 // TaskOverall is one target's overall on one task: the mean over the task's
 // scored items (repeats) of each item's weighted mean of normalised scores.
@@ -39,7 +43,7 @@ func (s *Store) TaskOveralls(ctx context.Context, runID int64, weights []SourceW
 	var values strings.Builder
 	args := make([]any, 0, len(weights)*5+1)
 	for i, w := range weights {
-		if w.Hi <= w.Lo || w.Weight <= 0 {
+		if w.Hi <= w.Lo || w.Weight < 0 || w.Weight != w.Weight {
 			return nil, fmt.Errorf("store: task overalls: bad weight for %s/%s", w.Source, w.Metric)
 		}
 		if i > 0 {
@@ -50,11 +54,16 @@ func (s *Store) TaskOveralls(ctx context.Context, runID int64, weights []SourceW
 	}
 	args = append(args, runID)
 	q := `WITH w (source, metric, lo, hi, weight) AS (VALUES ` + values.String() + `),
+		matched AS (
+			SELECT sc.item_id, sc.score, COALESCE(w.lo, wc.lo) AS lo, COALESCE(w.hi, wc.hi) AS hi, COALESCE(w.weight, wc.weight) AS weight
+			FROM scores sc
+			LEFT JOIN w ON w.source = sc.source AND w.metric = sc.metric
+			LEFT JOIN w wc ON wc.source = '` + AnyCheck + `' AND sc.source LIKE 'check:%'
+			WHERE sc.run_id = ?),
 		per_item AS (
-			SELECT sc.item_id, SUM(w.weight * (sc.score - w.lo) / (w.hi - w.lo)) / SUM(w.weight) AS overall
-			FROM scores sc JOIN w ON w.source = sc.source AND w.metric = sc.metric
-			WHERE sc.run_id = ?
-			GROUP BY sc.item_id)
+			SELECT item_id, SUM(weight * (score - lo) / (hi - lo)) / SUM(weight) AS overall
+			FROM matched WHERE weight > 0
+			GROUP BY item_id)
 		SELECT i.run_target_id, i.run_task_id, AVG(p.overall) AS overall, COUNT(*) AS items
 		FROM per_item p JOIN items i ON i.id = p.item_id
 		GROUP BY i.run_target_id, i.run_task_id
