@@ -5,7 +5,7 @@
 #   bash scripts/test.sh -run TestRuns       # extra flags go to `go test`
 #   bash scripts/test.sh ./store/ -run Claim # packages first replace ./...
 #
-# Needs Go and bash. As root on Debian/Ubuntu it
+# Needs Go and bash (and gcc for the race step). As root on Debian/Ubuntu it
 # installs what is missing with apt (postgresql, chromium). It starts a
 # throwaway PostgreSQL cluster (scripts/pg.sh) exported as TEST_DATABASE_URL,
 # points CHROME_PATH at Chromium for the browser tests, and runs these steps:
@@ -14,6 +14,8 @@
 #          (templ generate -check, which writes nothing), and no *_templ.go
 #          is left without its .templ
 #   test   go test -v over all packages (CGO_ENABLED=0), SQLite and PostgreSQL
+#   race   go test -race ./engine/ ./store/ ./handlers/ (CGO_ENABLED=1), on
+#          SQLite and PostgreSQL
 # With arguments only the test step runs, on what they name. Every step runs
 # even when an earlier one failed; each failed step is named before the
 # summary line of the test step:
@@ -38,6 +40,9 @@ source scripts/pg.sh
 missing=()
 _pg_find_bin || missing+=(postgresql)
 [[ -x $CHROME_PATH ]] || missing+=(chromium)
+if ((!$#)); then
+	command -v "${CC:-gcc}" >/dev/null 2>&1 || missing+=(gcc) # the race step needs cgo
+fi
 
 if ((${#missing[@]})); then
 	if [[ $(id -u) -ne 0 ]]; then
@@ -57,15 +62,20 @@ if ((${#missing[@]})); then
 	apt-get install -y -qq "${missing[@]}" >/dev/null
 	_pg_find_bin || { echo "test.sh: PostgreSQL binaries still missing after install" >&2; exit 1; }
 	[[ -x $CHROME_PATH ]] || { echo "test.sh: $CHROME_PATH still missing after install" >&2; exit 1; }
+	if ((!$#)) && ! command -v "${CC:-gcc}" >/dev/null 2>&1; then
+		echo "test.sh: gcc still missing after install" >&2
+		exit 1
+	fi
 fi
 export CHROME_PATH
 
 # ---- throwaway PostgreSQL ---------------------------------------------------
 
 log=$(mktemp "${TMPDIR:-/tmp}/tribunal-test.XXXXXX")
+racelog=$(mktemp "${TMPDIR:-/tmp}/tribunal-race.XXXXXX")
 cleanup() {
 	pg_down
-	rm -f "$log"
+	rm -f "$log" "$racelog"
 }
 trap cleanup EXIT
 trap 'exit 130' INT
@@ -125,12 +135,22 @@ go_test() {
 	return "${PIPESTATUS[0]}"
 }
 
+# race runs the packages with the most goroutines under the race detector
+# (needs cgo). Without -v: its output is failures and data race reports only.
+race() {
+	CGO_ENABLED=1 go test -race -count=1 -timeout 30m ./engine/ ./store/ ./handlers/ 2>&1 | tee "$racelog"
+	return "${PIPESTATUS[0]}"
+}
+
 echo "test.sh: $(go version); CHROME_PATH=$CHROME_PATH" >&2
 if [[ -n $all_steps ]]; then
 	step vet go vet ./...
 	step templ templ_check
 fi
 step test go_test "$@"
+if [[ -n $all_steps ]]; then
+	step race race
+fi
 
 passed=$(grep -cE '^[[:space:]]*--- PASS: ' "$log" || true)
 failed=$(grep -cE '^[[:space:]]*--- FAIL: ' "$log" || true)
@@ -145,12 +165,18 @@ fi
 if ((skipped)); then
 	echo "skipped: $skipped"
 fi
+if [[ -s $racelog ]]; then
+	races=$(grep -c '^WARNING: DATA RACE' "$racelog" || true)
+	racefail=$(grep -cE '^[[:space:]]*--- FAIL: ' "$racelog" || true)
+	echo "race: $racefail tests failed, $races data races reported"
+fi
 echo "steps (seconds): ${step_times[*]}"
 for s in "${failed_steps[@]}"; do
 	case $s in
 	vet) echo "step failed: vet (go vet ./... reported problems; see above)" ;;
 	templ) echo "step failed: templ (generated views out of date: run \`go tool templ generate\`)" ;;
 	test) echo "step failed: test (go test)" ;;
+	race) echo "step failed: race (go test -race ./engine/ ./store/ ./handlers/)" ;;
 	esac
 done
 echo "tests: $passed passed, $failed failed"
