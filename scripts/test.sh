@@ -170,7 +170,7 @@ if [[ -s $racelog ]]; then
 	racefail=$(grep -cE '^[[:space:]]*--- FAIL: ' "$racelog" || true)
 	echo "race: $racefail tests failed, $races data races reported"
 fi
-echo "steps (seconds): ${step_times[*]}"
+(IFS=,; echo "steps: ${step_times[*]}")
 for s in "${failed_steps[@]}"; do
 	case $s in
 	vet) echo "step failed: vet (go vet ./... reported problems; see above)" ;;
