@@ -3,6 +3,7 @@ package runs
 import (
 	"cmp"
 	"context"
+	"encoding/json"
 	"fmt"
 	"maps"
 	"slices"
@@ -93,13 +94,15 @@ type Best struct {
 	Note string `json:"note,omitempty"`
 }
 
-// Summary returns the run's summary, cached while its item counts stand still.
+// Summary returns the run's summary: from memory while its item counts
+// stand still, else, for an ended run, from the snapshot stored when it
+// ended (any process may have computed it), else computed afresh.
 func (s *Service) Summary(ctx context.Context, run *store.Run, prog Progress) (*Summary, error) {
-	stamp := fmt.Sprint(run.Status, prog.ByStatus)
+	stamp := summaryStamp(run, prog)
 	if sum, fresh, _ := s.summaries.get(run.ID, stamp); fresh {
 		return sum, nil
 	}
-	sum, err := s.summarize(ctx, run, prog)
+	sum, err := summaryOf(ctx, s.store, run, prog, stamp)
 	if err != nil {
 		return nil, err
 	}
@@ -107,7 +110,60 @@ func (s *Service) Summary(ctx context.Context, run *store.Run, prog Progress) (*
 	return sum, nil
 }
 
-func (s *Service) summarize(ctx context.Context, run *store.Run, prog Progress) (*Summary, error) {
+// Snapshot computes an ended run's summary and stores it, so that its first
+// view in any process needs no scan (the watch evaluator calls it as runs end).
+func Snapshot(ctx context.Context, st *store.Store, run *store.Run) error {
+	counts, err := st.RunProgress(ctx, run.ID)
+	if err != nil {
+		return err
+	}
+	prog := progressOf(counts)
+	_, err = summaryOf(ctx, st, run, prog, summaryStamp(run, prog))
+	return err
+}
+
+// summaryStamp is what a summary depends on: the run's status and item counts.
+func summaryStamp(run *store.Run, prog Progress) string { return fmt.Sprint(run.Status, prog.ByStatus) }
+
+// snapshot is the stored form of a Summary: its per-task rows too.
+type snapshot struct {
+	*Summary
+	PerTask []store.TaskStats `json:"per_task"`
+}
+
+// summaryOf reads an ended run's stored summary for stamp, or computes the
+// summary (and stores it when the run has ended).
+func summaryOf(ctx context.Context, st *store.Store, run *store.Run, prog Progress, stamp string) (*Summary, error) {
+	ended := !run.Status.Active()
+	if ended {
+		body, err := st.SummarySnapshot(ctx, run.ID, stamp)
+		if err != nil {
+			return nil, err
+		}
+		if body != nil {
+			snap := snapshot{Summary: &Summary{}}
+			if err := json.Unmarshal(body, &snap); err == nil {
+				snap.Summary.PerTask = snap.PerTask
+				return snap.Summary, nil
+			}
+			// An older shape: compute it again below.
+		}
+	}
+	sum, err := summarize(ctx, st, run, prog)
+	if err != nil || !ended {
+		return sum, err
+	}
+	body, err := json.Marshal(snapshot{Summary: sum, PerTask: sum.PerTask})
+	if err != nil {
+		return nil, fmt.Errorf("runs: encode summary of run %d: %w", run.ID, err)
+	}
+	if err := st.SaveSummarySnapshot(ctx, run.ID, stamp, body); err != nil {
+		return nil, err
+	}
+	return sum, nil
+}
+
+func summarize(ctx context.Context, st *store.Store, run *store.Run, prog Progress) (*Summary, error) {
 	// The three scans are independent: on PostgreSQL they run side by side
 	// on their own connections (SQLite's one connection takes them in turn).
 	var base *store.RunSummary
@@ -116,15 +172,15 @@ func (s *Service) summarize(ctx context.Context, run *store.Run, prog Progress) 
 	weights := ItemWeights(run)
 	g, gctx := errgroup.WithContext(ctx)
 	g.Go(func() (err error) {
-		base, err = s.store.RunSummary(gctx, run.ID, perTaskLimit)
+		base, err = st.RunSummary(gctx, run.ID, perTaskLimit)
 		return err
 	})
 	g.Go(func() (err error) {
-		b, err = s.store.RunBreakdown(gctx, run.ID)
+		b, err = st.RunBreakdown(gctx, run.ID)
 		return err
 	})
 	g.Go(func() (err error) {
-		tasks, err = s.store.TaskOveralls(gctx, run.ID, weights)
+		tasks, err = st.TaskOveralls(gctx, run.ID, weights)
 		return err
 	})
 	if err := g.Wait(); err != nil {

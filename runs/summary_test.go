@@ -2,6 +2,7 @@ package runs
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"math"
 	"strings"
@@ -230,4 +231,43 @@ func TestItemWeights(t *testing.T) {
 	if ws := ItemWeights(single); len(ws) != 2 || ws[0].Source != "judge:7" || ws[0].Metric != "score" || ws[0].Lo != 1 || ws[0].Hi != 10 {
 		t.Errorf("single-metric weights %+v", ws)
 	}
+}
+
+// An ended run's summary is stored once and read back by any process.
+func TestSummarySnapshot(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, st *store.Store) {
+		ctx := context.Background()
+		b := newBench(t, st, MinScored, map[string]int{"good": 9, "bad": 2}, []store.Check{{Type: "contains", Value: "answer"}})
+		run := b.run(t, store.RunInput{}, "good", "bad")
+		if err := Snapshot(ctx, st, run); err != nil {
+			t.Fatal(err)
+		}
+		counts, err := st.RunProgress(ctx, run.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		stamp := summaryStamp(run, progressOf(counts))
+		body, err := st.SummarySnapshot(ctx, run.ID, stamp)
+		if err != nil || body == nil {
+			t.Fatalf("no snapshot stored: %v", err)
+		}
+		var snap snapshot
+		if err := json.Unmarshal(body, &snap); err != nil || len(snap.Models) != 2 || len(snap.PerTask) != MinScored {
+			t.Fatalf("snapshot %s: %v", body, err)
+		}
+		// A new service (another process) has nothing in memory: it reads the
+		// snapshot, marked here so that reading it shows.
+		snap.Best.Note = "read from the snapshot"
+		marked, _ := json.Marshal(snap)
+		if err := st.SaveSummarySnapshot(ctx, run.ID, stamp, marked); err != nil {
+			t.Fatal(err)
+		}
+		_, got, err := New(st, nil).Results(ctx, run)
+		if err != nil || got.Best.Note != "read from the snapshot" || len(got.PerTask) != MinScored || got.Models[0].Overall == nil {
+			t.Fatalf("summary %+v, %v; want the snapshot's", got, err)
+		}
+		if body, err := st.SummarySnapshot(ctx, run.ID, "another stamp"); err != nil || body != nil {
+			t.Errorf("snapshot for another stamp: %s %v", body, err)
+		}
+	})
 }

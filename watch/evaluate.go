@@ -123,6 +123,11 @@ func (e *Evaluator) evaluate(ctx context.Context, t store.EvalTask) error {
 			}
 		}
 	}
+	// The run's page and JSON read its summary from now on; computing it
+	// here spares the first viewer the scan.
+	if err := runs.Snapshot(ctx, e.st, run); err != nil {
+		e.log.WarnContext(ctx, "summary snapshot", "run_id", run.ID, "err", err)
+	}
 	if run.Status == store.RunCancelled {
 		return nil // partial results: no KPI values, no alerts
 	}
