@@ -276,31 +276,6 @@ func (h *Handler) apiExportRun(c echo.Context) error {
 	return nil
 }
 
-func deref(p *string) string {
-	if p == nil {
-		return ""
-	}
-	return *p
-}
-
-// csvSafe defuses spreadsheet formulas: text a model or user wrote that
-// starts with = + @ (or -x, but not a "- " list item) would otherwise run as
-// a formula when the file is opened in a spreadsheet.
-func csvSafe(s string) string {
-	if s == "" {
-		return s
-	}
-	switch s[0] {
-	case '=', '+', '@', '\t', '\r':
-		return "'" + s
-	case '-':
-		if len(s) > 1 && s[1] != ' ' && s[1] != '-' {
-			return "'" + s
-		}
-	}
-	return s
-}
-
 // elapsed is how long a run has been going (or went).
 func elapsed(r *store.Run) time.Duration {
 	if r.StartedAt == nil {
