@@ -5,7 +5,6 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	"tribunal/analysis"
 	"tribunal/store"
 )
 
@@ -208,9 +207,9 @@ func (h *Handler) apiRunAgreement(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	rows, err := h.store.RunJudgeScores(c.Request().Context(), id)
+	rep, err := h.runs.Agreement(c.Request().Context(), run)
 	if err != nil {
 		return err
 	}
-	return c.JSON(http.StatusOK, analysis.Agreements(run.Judges, rows))
+	return c.JSON(http.StatusOK, rep)
 }

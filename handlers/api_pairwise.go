@@ -26,7 +26,7 @@ func (h *Handler) apiRunPairwise(c echo.Context) error {
 	if !run.Options.Pairwise {
 		return echo.NewHTTPError(http.StatusNotFound, fmt.Sprintf("run %d does not judge in pairs: it has no pairwise results", id))
 	}
-	rep, err := h.pairwiseReport(ctx, run)
+	rep, err := h.runs.Pairwise(ctx, run)
 	if err != nil {
 		return err
 	}
@@ -35,32 +35,9 @@ func (h *Handler) apiRunPairwise(c echo.Context) error {
 
 // pairwiseView fills views.PairwiseSection for a run whose Options.Pairwise is set.
 func (h *Handler) pairwiseView(ctx context.Context, run *store.Run) (views.PairwiseView, error) {
-	rep, err := h.pairwiseReport(ctx, run)
+	rep, err := h.runs.Pairwise(ctx, run)
 	if err != nil {
 		return views.PairwiseView{}, err
 	}
 	return views.PairwiseView{RunID: run.ID, Report: *rep}, nil
-}
-
-// pairwiseReport is store.RunPairwise, with the fit (a thousand bootstrap
-// refits) computed again only when comparisons were judged since: DONE
-// comparisons never change, so their count keys the leaderboard.
-func (h *Handler) pairwiseReport(ctx context.Context, run *store.Run) (*store.PairwiseReport, error) {
-	counts, err := h.store.ComparisonProgress(ctx, run.ID)
-	if err != nil {
-		return nil, err
-	}
-	stamp := fmt.Sprint(counts.Done)
-	if rep, fresh, _ := h.leaderboards.get(run.ID, stamp); fresh {
-		rep.Comparisons = counts
-		return &rep, nil
-	}
-	tallies, err := h.store.PairTallies(ctx, run.ID)
-	if err != nil {
-		return nil, err
-	}
-	rep := store.PairwiseLeaderboard(run.Targets, run.Judges, tallies, uint64(run.ID))
-	rep.Comparisons = counts
-	h.leaderboards.put(run.ID, stamp, rep)
-	return &rep, nil
 }

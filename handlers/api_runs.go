@@ -276,13 +276,6 @@ func (h *Handler) apiExportRun(c echo.Context) error {
 	return nil
 }
 
-func deref(p *string) string {
-	if p == nil {
-		return ""
-	}
-	return *p
-}
-
 // elapsed is how long a run has been going (or went).
 func elapsed(r *store.Run) time.Duration {
 	if r.StartedAt == nil {

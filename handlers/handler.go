@@ -1,5 +1,6 @@
 // Package handlers serves Tribunal's HTML pages (templ + HTMX) and its JSON
-// API. Handlers parse input, call the store or the engine, and render.
+// API. Handlers parse input, call a use case (package runs) or the store,
+// and render; they compute no figures of their own.
 package handlers
 
 import (
@@ -28,17 +29,13 @@ import (
 
 // Handler holds what every handler needs.
 type Handler struct {
-	store       *store.Store
-	engine      *engine.Engine
-	log         *slog.Logger
-	runs        *runs.Service
-	hosts       hostGuard
-	authToken   string
-	metrics     *metrics.Metrics
-	analyses    stampCache[int64, cachedAnalysis]
-	comparisons stampCache[string, cachedComparison]
-	// leaderboards keeps pairwise fits by the number of comparisons done (done ones never change).
-	leaderboards stampCache[int64, store.PairwiseReport]
+	store     *store.Store
+	engine    *engine.Engine
+	log       *slog.Logger
+	runs      *runs.Service
+	hosts     hostGuard
+	authToken string
+	metrics   *metrics.Metrics
 }
 
 // Option configures New.

@@ -938,7 +938,7 @@ func (h *Handler) requeuePage(c echo.Context, requeue func(context.Context, int6
 // or, with none cached, loads them in a second request (compute = true).
 func (h *Handler) resultsView(ctx context.Context, run *store.Run, prog runs.Progress, sum *runs.Summary, compute bool) (views.RunResultsView, error) {
 	v := views.RunResultsView{Run: run, Summary: sum}
-	a, fresh, ok, err := h.loadAnalysis(ctx, run, prog, compute)
+	a, fresh, ok, err := h.runs.Analysis(ctx, run, prog, compute)
 	if err != nil {
 		return v, err
 	}
@@ -946,7 +946,7 @@ func (h *Handler) resultsView(ctx context.Context, run *store.Run, prog runs.Pro
 		v.AnalysisPending = true
 		return v, nil
 	}
-	v.Agreement, v.Analysis = &a.agreement, a.report
+	v.Agreement, v.Analysis = &a.Agreement, a.Report
 	if run.Options.Pairwise {
 		pv, err := h.pairwiseView(ctx, run)
 		if err != nil {

@@ -581,7 +581,7 @@ func (h *Handler) gradingItem(ctx context.Context, run *store.Run, e store.Gradi
 	for _, j := range run.Judges {
 		judges[j.Name] = j
 	}
-	untrusted, err := h.untrustedJudges(ctx, run)
+	untrusted, err := h.runs.UntrustedJudges(ctx, run)
 	if err != nil {
 		return nil, err
 	}

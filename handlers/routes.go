@@ -10,6 +10,7 @@ import (
 	"tribunal/analysis"
 	"tribunal/assets"
 	"tribunal/kpi"
+	"tribunal/runs"
 	"tribunal/store"
 )
 
@@ -204,8 +205,8 @@ func (h *Handler) apiRoutes() []apiRoute {
 		{method: post, path: "/runs/:run/:action", handler: h.apiRunAction, summary: "Pause, resume or cancel a run", out: RunJSON{}, errs: conflict},
 		{method: put, path: "/items/:item/grade", handler: h.apiGradeItem, summary: "Grade an item by hand", in: store.GradeInput{}, out: store.Grade{}},
 
-		{method: get, path: "/compare", handler: h.apiCompare, summary: "Compare runs side by side", query: "run_ids baseline only category page per_page", out: Comparison{}},
-		{method: get, path: "/compare/diff", handler: h.apiDiff, summary: "Word diff of two items' answers", query: "a b", out: DiffJSON{}},
+		{method: get, path: "/compare", handler: h.apiCompare, summary: "Compare runs side by side", query: "run_ids baseline only category page per_page", out: runs.Comparison{}},
+		{method: get, path: "/compare/diff", handler: h.apiDiff, summary: "Word diff of two items' answers", query: "a b", out: runs.AnswerDiff{}},
 
 		{method: post, path: "/import", handler: h.apiImport, summary: "Import a task file, all or nothing", query: "format collection tags name dry_run",
 			upload: true, out: store.ImportResult{}, errs: conflict, invalid: ImportErrorJSON{}},

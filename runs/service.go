@@ -15,8 +15,12 @@ type Service struct {
 	engine *engine.Engine
 	now    func() time.Time
 
-	summaries stampCache[int64, *Summary]
-	rates     rateBook
+	summaries   stampCache[int64, *Summary]
+	analyses    stampCache[int64, Analysis]
+	comparisons stampCache[string, cachedComparison]
+	// leaderboards keeps pairwise fits by the number of comparisons done (done ones never change).
+	leaderboards stampCache[int64, store.PairwiseReport]
+	rates        rateBook
 }
 
 // New returns the use cases over a store and the engine that runs the work;
