@@ -29,8 +29,7 @@ type bench struct {
 // judged maps a model to the score the fake judge gives its answers.
 func newBench(t *testing.T, st *store.Store, tasks int, judged map[string]int, sparse []store.Check) *bench {
 	t.Helper()
-	ctx := context.Background()
-	fake := llmtest.New(t, func(r llmtest.ChatRequest) llmtest.Reply {
+	return newBenchWith(t, st, tasks, sparse, func(r llmtest.ChatRequest) llmtest.Reply {
 		if r.IsJudge() {
 			for model, score := range judged {
 				if strings.Contains(r.Last(), "answer from "+model+".") {
@@ -41,6 +40,13 @@ func newBench(t *testing.T, st *store.Store, tasks int, judged map[string]int, s
 		}
 		return llmtest.Reply{Content: "answer from " + r.Model + "."}
 	})
+}
+
+// newBenchWith is newBench with the fake's replies scripted.
+func newBenchWith(t *testing.T, st *store.Store, tasks int, sparse []store.Check, script func(llmtest.ChatRequest) llmtest.Reply) *bench {
+	t.Helper()
+	ctx := context.Background()
+	fake := llmtest.New(t, script)
 	p, err := st.CreateProvider(ctx, store.ProviderInput{Name: "fake", Type: store.ProviderCustom, BaseURL: fake.URL, TimeoutSeconds: 5, Concurrency: 4})
 	if err != nil {
 		t.Fatal(err)
@@ -72,7 +78,9 @@ func newBench(t *testing.T, st *store.Store, tasks int, judged map[string]int, s
 // run starts a run over the given models and waits for it to end.
 func (b *bench) run(t *testing.T, in store.RunInput, models ...string) *store.Run {
 	t.Helper()
-	in.Judge = &store.ModelRef{ProviderID: b.provider, Model: "fake-judge"}
+	if len(in.JudgeIDs) == 0 {
+		in.Judge = &store.ModelRef{ProviderID: b.provider, Model: "fake-judge"}
+	}
 	in.CollectionIDs = []int64{b.coll}
 	for _, m := range models {
 		in.Targets = append(in.Targets, store.ModelRef{ProviderID: b.provider, Model: m})
