@@ -294,7 +294,22 @@ func (e *env) finish(ctx context.Context, st *store.Store, runID int64, f *runfi
 		took = " in " + run.FinishedAt.Sub(*run.StartedAt).Round(100*time.Millisecond).String()
 	}
 	o := sum.Overall
-	fmt.Fprintf(e.stdout, "\nRun %d %q %s%s: %d items, %d completed, %d failed\n\n", run.ID, run.Name, run.Status, took, o.Items, o.Completed, o.Failed)
+	status := string(run.Status)
+	if run.Status == store.RunFinished && o.Failed > 0 {
+		status = fmt.Sprintf("finished with %d failures", o.Failed)
+	}
+	fmt.Fprintf(e.stdout, "\nRun %d %q %s%s: %d items, %d completed, %d failed\n", run.ID, run.Name, status, took, o.Items, o.Completed, o.Failed)
+	if o.Failed > 0 {
+		groups, err := svc.Failures(ctx, run.ID)
+		if err != nil {
+			return failErr("%v", err)
+		}
+		for _, g := range groups {
+			fmt.Fprintf(e.stdout, "  %6d × %s: %s\n", g.Count, strings.ToLower(string(g.Phase)), oneLine(g.Reason, 120))
+		}
+		fmt.Fprintf(e.stdout, "  (POST /api/runs/%d/retry-failed, or Retry failed items on the run page, asks again)\n", run.ID)
+	}
+	fmt.Fprintln(e.stdout)
 	overall := map[int64]runs.ModelScore{}
 	for _, m := range sum.Models {
 		overall[m.TargetID] = m

@@ -125,6 +125,8 @@ type runView struct {
 	catMeans map[string]map[int64]*float64
 	// BestNote says why no model is picked yet, or that the pick is provisional.
 	BestNote string
+	// Failures groups the run's failed items by phase and reason.
+	Failures []store.FailureGroup
 }
 
 type targetView struct{ Label, Settings, Tags, Price, Warmup string }
@@ -215,6 +217,14 @@ func buildRun(ctx context.Context, svc *runs.Service, runID int64, maxItems int)
 		Tags: r.Tags, Tasks: sum.Tasks, Repeats: max(r.Repeats, 1), SystemPrompt: r.Options.SystemPrompt,
 		Metrics: cmp.Or(strings.Join(r.Options.Metrics, ", "), "all"), ItemsTotal: d.Progress.Total,
 		scores: map[int64][]float64{}, labels: map[int64]string{}, data: d}
+	if r.Status == store.RunFinished && d.Progress.Failed > 0 {
+		v.Status = fmt.Sprintf("finished with %d failures", d.Progress.Failed)
+	}
+	if d.Progress.Failed > 0 {
+		if v.Failures, err = svc.Failures(ctx, r.ID); err != nil {
+			return nil, err
+		}
+	}
 	if r.StartedAt != nil {
 		end := time.Now()
 		if r.FinishedAt != nil {
