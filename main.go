@@ -25,6 +25,7 @@ import (
 	"tribunal/engine"
 	"tribunal/handlers"
 	"tribunal/metrics"
+	"tribunal/runs"
 	"tribunal/secret"
 	"tribunal/store"
 	"tribunal/watch"
@@ -232,7 +233,7 @@ func run(args []string) error {
 	// Schedules, KPI values, alerts and their deliveries (package watch) run in every process.
 	wcfg := watch.ConfigFromEnv(os.Getenv, "http://"+cfg.Addr)
 	wcfg.Egress = cfg.Egress
-	wg.Go(func() { watch.New(wcfg, st, eng, log).Run(engineCtx) })
+	wg.Go(func() { watch.New(wcfg, st, runs.New(st, eng), log).Run(engineCtx) })
 
 	if cfg.WorkerOnly {
 		log.Info("worker running; stop with Ctrl-C")

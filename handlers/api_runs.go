@@ -67,7 +67,7 @@ func (h *Handler) apiCreateRun(c echo.Context) error {
 		return err
 	}
 	in.TriggeredBy = "API"
-	run, err := h.runs.Start(withoutCancel(c), in)
+	run, err := h.runs.StartRun(withoutCancel(c), in)
 	if err != nil {
 		return err
 	}

@@ -217,7 +217,7 @@ func (h *Handler) apiRunSchedule(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	run, err := watch.RunNow(withoutCancel(c), h.store, h.engine, id, "API", time.Now())
+	run, err := watch.RunNow(withoutCancel(c), h.store, h.runs, id, "API", time.Now())
 	if err != nil {
 		return err
 	}

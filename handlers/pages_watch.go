@@ -271,7 +271,7 @@ func (h *Handler) runSchedulePage(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	run, err := watch.RunNow(withoutCancel(c), h.store, h.engine, id, "MANUAL", time.Now())
+	run, err := watch.RunNow(withoutCancel(c), h.store, h.runs, id, "MANUAL", time.Now())
 	if err != nil {
 		return err
 	}

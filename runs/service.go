@@ -29,8 +29,9 @@ func New(st *store.Store, eng *engine.Engine) *Service {
 	return &Service{store: st, engine: eng, now: time.Now}
 }
 
-// Start creates a run and sets the engine on it.
-func (s *Service) Start(ctx context.Context, in store.RunInput) (*store.Run, error) {
+// StartRun creates a run and sets the engine on it (the scheduler starts
+// its runs here too).
+func (s *Service) StartRun(ctx context.Context, in store.RunInput) (*store.Run, error) {
 	return s.engine.StartRun(ctx, in)
 }
 

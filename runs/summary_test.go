@@ -85,7 +85,7 @@ func (b *bench) run(t *testing.T, in store.RunInput, models ...string) *store.Ru
 	for _, m := range models {
 		in.Targets = append(in.Targets, store.ModelRef{ProviderID: b.provider, Model: m})
 	}
-	run, err := b.svc.Start(context.Background(), in)
+	run, err := b.svc.StartRun(context.Background(), in)
 	if err != nil {
 		t.Fatal(err)
 	}
