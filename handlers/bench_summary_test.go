@@ -59,6 +59,11 @@ func BenchmarkRunPageScored100k(b *testing.B) {
 			fillScores(b, db, r.runID)
 			views := func(when string) {
 				for _, path := range []string{fmt.Sprintf("/runs/%d", r.runID), fmt.Sprintf("/api/runs/%d", r.runID)} {
+					if when == "computed" { // what the first view stored must not serve the next path's
+						if _, err := db.Exec(`DELETE FROM run_summaries`); err != nil {
+							b.Fatal(err)
+						}
+					}
 					// A fresh server has empty caches: its first request is the first view.
 					eng := engine.New(engine.Config{}, st, engine.NewBroker(), slog.New(slog.DiscardHandler))
 					srv := httptest.NewServer(handlers.New(st, eng, slog.New(slog.DiscardHandler)))
@@ -76,6 +81,9 @@ func BenchmarkRunPageScored100k(b *testing.B) {
 			views("computed")
 			run, err := st.Run(context.Background(), r.runID)
 			if err != nil {
+				b.Fatal(err)
+			}
+			if _, err := db.Exec(`DELETE FROM run_summaries`); err != nil {
 				b.Fatal(err)
 			}
 			start := time.Now()
