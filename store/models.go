@@ -164,9 +164,7 @@ type Run struct {
 }
 
 // Active reports whether the run still has work ahead of it.
-func (r *Run) Active() bool {
-	return r.Status == RunPending || r.Status == RunRunning || r.Status == RunPaused
-}
+func (r *Run) Active() bool { return r.Status.Active() }
 
 // RunCollection records which collection a run drew its tasks from.
 type RunCollection struct {
