@@ -7,6 +7,7 @@ import (
 	"math"
 	"slices"
 
+	"tribunal/format"
 	"tribunal/stats"
 	"tribunal/store"
 )
@@ -281,12 +282,7 @@ func verdict(p PairTest) string {
 	return fmt.Sprintf("No significant difference between %s and %s (p = %s, n = %d)", p.A, p.B, fmtP(p.PHolm), p.N)
 }
 
-func fmtP(p float64) string {
-	if p < 0.001 {
-		return "< 0.001"
-	}
-	return fmt.Sprintf("%.3f", p)
-}
+func fmtP(p float64) string { return format.P(p) }
 
 // TaskRow is one task across the compared entries.
 type TaskRow struct {

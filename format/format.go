@@ -85,8 +85,11 @@ func CI(mean, lo, hi float64, prec int) string {
 	return Num(&mean, prec) + " [" + Num(&lo, prec) + ", " + Num(&hi, prec) + "]"
 }
 
-// P writes a p-value.
+// P writes a p-value; NaN (no test could be made) is None.
 func P(p float64) string {
+	if math.IsNaN(p) {
+		return None
+	}
 	if p < 0.001 {
 		return "< 0.001"
 	}

@@ -279,3 +279,54 @@ func TestSummarySnapshot(t *testing.T) {
 		}
 	})
 }
+
+// An item waiting for its judge has its checks' scores only: it is not
+// scored yet, so it gives its model no overall (a sparse check alone would
+// read 100 before a single judgement).
+func TestUnjudgedItemsHaveNoOverall(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, st *store.Store) {
+		release := make(chan struct{})
+		var once sync.Once
+		open := func() { once.Do(func() { close(release) }) }
+		t.Cleanup(open)
+		b := newBenchWith(t, st, 3, []store.Check{{Type: "contains", Value: "answer"}}, func(r llmtest.ChatRequest) llmtest.Reply {
+			if r.IsJudge() {
+				<-release
+				return llmtest.Reply{Content: `{"score": 1, "reasoning": "low"}`}
+			}
+			return llmtest.Reply{Content: "answer from " + r.Model + "."}
+		})
+		ctx := context.Background()
+		run, err := b.svc.StartRun(ctx, store.RunInput{Judge: &store.ModelRef{ProviderID: b.provider, Model: "fake-judge"},
+			CollectionIDs: []int64{b.coll}, Targets: []store.ModelRef{{ProviderID: b.provider, Model: "good"}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		deadline := time.Now().Add(20 * time.Second)
+		for {
+			prog, err := b.svc.Progress(ctx, run)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if prog.Answered == 3 {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("progress %+v", prog)
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+		run, err = st.Run(ctx, run.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, sum := b.summary(t, run)
+		if m := overallOf(t, run, sum, "good"); m.Overall != nil || m.Scored != 0 {
+			t.Errorf("before any judgement: overall %v over %d scored items, want none", m.Overall, m.Scored)
+		}
+		open()
+		if _, err := b.svc.Cancel(ctx, run.ID); err != nil {
+			t.Logf("cancel: %v", err)
+		}
+	})
+}

@@ -32,7 +32,9 @@ type TaskOverall struct {
 
 // TaskOveralls computes every (target, task) overall of a run from its
 // score rows and the weights given; scores of (source, metric) pairs not in
-// weights are left out. Items without any such score have no overall.
+// weights are left out. Items without any such score have no overall, and
+// so have items not COMPLETED: one waiting for its judge (or for the rest of
+// a panel) has only part of its scores, e.g. a check's alone.
 func (s *Store) TaskOveralls(ctx context.Context, runID int64, weights []SourceWeight) ([]TaskOverall, error) {
 	out := []TaskOverall{}
 	if len(weights) == 0 {
@@ -52,7 +54,7 @@ func (s *Store) TaskOveralls(ctx context.Context, runID int64, weights []SourceW
 		values.WriteString("(CAST(? AS TEXT), CAST(? AS TEXT), CAST(? AS DOUBLE PRECISION), CAST(? AS DOUBLE PRECISION), CAST(? AS DOUBLE PRECISION))")
 		args = append(args, w.Source, w.Metric, w.Lo, w.Hi, w.Weight)
 	}
-	args = append(args, runID)
+	args = append(args, runID, ItemCompleted)
 	q := `WITH w (source, metric, lo, hi, weight) AS (VALUES ` + values.String() + `),
 		matched AS (
 			SELECT sc.item_id, sc.score, COALESCE(w.lo, wc.lo) AS lo, COALESCE(w.hi, wc.hi) AS hi, COALESCE(w.weight, wc.weight) AS weight
@@ -66,6 +68,7 @@ func (s *Store) TaskOveralls(ctx context.Context, runID int64, weights []SourceW
 			GROUP BY item_id)
 		SELECT i.run_target_id, i.run_task_id, AVG(p.overall) AS overall, COUNT(*) AS items
 		FROM per_item p JOIN items i ON i.id = p.item_id
+		WHERE i.status = ?
 		GROUP BY i.run_target_id, i.run_task_id
 		ORDER BY i.run_target_id, i.run_task_id`
 	rows, err := s.conn(ctx).Raw(q, args...).Rows()
