@@ -28,10 +28,14 @@ func TestTrustScenario(t *testing.T) {
 				return llmtest.Reply{Status: 503, Content: "upstream down"}
 			case r.Model == "flaky" && r.IsWarmup() && flakyWarmups.Add(1) == 1:
 				return llmtest.Reply{Status: 500, Content: "try again"}
+			case r.IsJudge() && strings.Contains(r.Last(), "answer from flaky"):
+				return llmtest.Reply{Content: `{"score": 6, "reasoning": "fair"}`}
 			case r.IsJudge():
 				return llmtest.Reply{Content: `{"score": 8, "reasoning": "good"}`}
+			case r.IsWarmup():
+				return llmtest.DefaultReply(r)
 			}
-			return llmtest.DefaultReply(r)
+			return llmtest.Reply{Content: "answer from " + r.Model}
 		})
 		var p store.Provider
 		a.do(t, call{method: "POST", path: "/api/providers", body: fmt.Sprintf(`{"name":"Fake","base_url":%q}`, a.fake.URL)}, 201, &p)
@@ -72,8 +76,8 @@ func TestTrustScenario(t *testing.T) {
 			t.Errorf("progress %+v", p)
 		}
 		// The flaky model's warm-up was retried: its items were answered and judged.
-		// Both live models: 11 tasks at (8−1)/9 and one at the mean of that and the failed check.
-		want := (11*7.0/9 + 7.0/18) / 12 * 100
+		// Each live model: 11 tasks at (s−1)/9 and one at the mean of that and the failed check.
+		wantOf := map[string]float64{"good": (11*7.0/9 + 7.0/18) / 12 * 100, "flaky": (11*5.0/9 + 5.0/18) / 12 * 100}
 		overall := map[string]runs.ModelScore{}
 		for _, tg := range run.Targets {
 			for _, m := range run.Summary.Models {
@@ -82,7 +86,7 @@ func TestTrustScenario(t *testing.T) {
 				}
 			}
 		}
-		for _, model := range []string{"good", "flaky"} {
+		for model, want := range wantOf {
 			if m := overall[model]; m.Overall == nil || *m.Overall < want-1e-9 || *m.Overall > want+1e-9 || m.Scored != 12 {
 				t.Errorf("%s overall %+v, want %.3f over 12 items", model, m, want)
 			}
@@ -90,9 +94,9 @@ func TestTrustScenario(t *testing.T) {
 		if m := overall["down"]; m.Overall != nil || m.Scored != 0 {
 			t.Errorf("down overall %+v, want none", m)
 		}
-		// No winner while a model has no scored item.
-		if b := run.Summary.Best; b.OverallTargetID != 0 || !strings.Contains(b.Note, "not enough data yet: down has 0 scored items") {
-			t.Errorf("best %+v", b)
+		// The dead model is left out of the comparison, and the page says so.
+		if b := run.Summary.Best; b.OverallTargetID != overall["good"].TargetID || b.Note != "down left out: no scored item" {
+			t.Errorf("best %+v, want good with down left out", b)
 		}
 
 		// The run page and the HTML report say the same, formatted the same.

@@ -206,28 +206,44 @@ func summarize(ctx context.Context, st *store.Store, run *store.Run, prog Progre
 // Measured values (latency, cost) never count. Checks without a row of
 // their own match store.AnyCheck.
 func ItemWeights(run *store.Run) []store.SourceWeight {
-	var out []store.SourceWeight
-	for _, j := range run.Judges {
-		metrics := j.Metrics
-		if len(metrics) <= 1 {
-			w := 1.0
-			if len(metrics) == 1 && metrics[0].Weight > 0 {
-				w = metrics[0].Weight
+	// A metric's weight is shared by the judges of the panel that score it,
+	// so the panel counts as one judge per metric.
+	type metric struct {
+		name, as string // as: the score row's metric ("score" for a single-metric style)
+		weight   float64
+	}
+	perJudge := make([][]metric, len(run.Judges))
+	judgesOf := map[string]int{}
+	for i, j := range run.Judges {
+		for _, m := range j.Metrics {
+			as := m.Name
+			if len(j.Metrics) == 1 {
+				as = rubric.Overall // the verdict's score is its only metric
 			}
-			metrics = []store.Metric{{Name: rubric.Overall, Weight: w}}
+			perJudge[i] = append(perJudge[i], metric{name: m.Name, as: as, weight: cmp.Or(m.Weight, 1)})
 		}
-		for _, m := range metrics {
-			if !run.Options.MetricOn(m.Name) {
+		if len(j.Metrics) == 0 {
+			perJudge[i] = []metric{{name: rubric.Overall, as: rubric.Overall, weight: 1}}
+		}
+		for _, m := range perJudge[i] {
+			judgesOf[m.name]++
+		}
+	}
+	var out []store.SourceWeight
+	for i, j := range run.Judges {
+		if j.ScaleMax <= j.ScaleMin {
+			continue
+		}
+		for _, m := range perJudge[i] {
+			if !run.Options.MetricOn(m.name) {
 				continue
 			}
-			w := cmp.Or(m.Weight, 1)
-			if v, ok := run.Options.Weights[m.Name]; ok {
+			w := m.weight
+			if v, ok := run.Options.Weights[m.name]; ok {
 				w = v
 			}
-			w *= sourceWeight(run.Options, "judge") / float64(len(run.Judges))
-			if j.ScaleMax > j.ScaleMin {
-				out = append(out, store.SourceWeight{Source: j.Source(), Metric: m.Name, Lo: float64(j.ScaleMin), Hi: float64(j.ScaleMax), Weight: w})
-			}
+			w *= sourceWeight(run.Options, "judge") / float64(judgesOf[m.name])
+			out = append(out, store.SourceWeight{Source: j.Source(), Metric: m.as, Lo: float64(j.ScaleMin), Hi: float64(j.ScaleMax), Weight: w})
 		}
 	}
 	// Checks named in weights or source_weights get their own row; the rest weigh 1.
@@ -315,16 +331,33 @@ func pickBest(run *store.Run, models []ModelScore, prog Progress) Best {
 	for _, t := range run.Targets {
 		labels[t.ID] = t.Model
 	}
+	// Once the run has ended, a model none of whose items scored (its
+	// provider was down, say) has nothing to compare: it is left out, and
+	// said so, rather than keeping the others from a verdict for ever.
+	var compared []ModelScore
+	var left []string
 	for _, m := range models {
+		if m.Scored == 0 && !b.Provisional {
+			left = append(left, labels[m.TargetID])
+			continue
+		}
+		compared = append(compared, m)
+	}
+	leftOut := ""
+	if len(left) > 0 {
+		leftOut = fmt.Sprintf("; %s left out: no scored item", strings.Join(left, ", "))
+	}
+	for _, m := range compared {
 		if m.Scored < MinScored {
-			b.Note = fmt.Sprintf("not enough data yet: %s has %d scored items (at least %d needed)", labels[m.TargetID], m.Scored, MinScored)
+			b.Note = fmt.Sprintf("not enough data yet: %s has %d scored items (at least %d needed)%s", labels[m.TargetID], m.Scored, MinScored, leftOut)
 			return b
 		}
 	}
-	if len(models) < 2 {
-		b.Note = "one model: nothing to compare"
+	if len(compared) < 2 {
+		b.Note = "fewer than two models scored: nothing to compare" + leftOut
 		return b
 	}
+	models = compared
 	pick := func(get func(ModelScore) *float64) int64 {
 		var best int64
 		var top float64
@@ -345,8 +378,11 @@ func pickBest(run *store.Run, models []ModelScore, prog Progress) Best {
 	}
 	b.OverallTargetID = pick(func(m ModelScore) *float64 { return m.Overall })
 	b.ValueTargetID = pick(func(m ModelScore) *float64 { return m.PerDollar })
-	if b.Provisional {
+	switch {
+	case b.Provisional:
 		b.Note = fmt.Sprintf("provisional: %d of %d judged", b.Scored, b.Total)
+	case leftOut != "":
+		b.Note = strings.TrimPrefix(leftOut, "; ")
 	}
 	return b
 }

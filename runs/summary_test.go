@@ -204,6 +204,16 @@ func TestPickBestProvisional(t *testing.T) {
 	if b := pickBest(&store.Run{Status: store.RunFinished, Targets: run.Targets}, models, Progress{}); b.OverallTargetID != 0 || b.Provisional {
 		t.Errorf("a tie picked %+v", b)
 	}
+	// Once the run has ended, a model with no scored item is left out.
+	ended := &store.Run{Status: store.RunFinished, Targets: append(run.Targets, store.RunTarget{ID: 3, Model: "dead"})}
+	models = []ModelScore{{TargetID: 1, Overall: v(60), Scored: 5}, {TargetID: 2, Overall: v(70), Scored: 6}, {TargetID: 3}}
+	if b := pickBest(ended, models, Progress{Total: 45}); b.OverallTargetID != 2 || b.Note != "dead left out: no scored item" {
+		t.Errorf("ended with a dead model: %+v", b)
+	}
+	running := &store.Run{Status: store.RunRunning, Targets: ended.Targets}
+	if b := pickBest(running, models, Progress{Total: 45}); b.OverallTargetID != 0 || !strings.Contains(b.Note, "dead has 0 scored items") {
+		t.Errorf("running with a model not yet scored: %+v", b)
+	}
 }
 
 func TestItemWeights(t *testing.T) {
@@ -233,6 +243,29 @@ func TestItemWeights(t *testing.T) {
 	}
 	if g := got["judge:1/accuracy"]; g.Lo != 0 || g.Hi != 5 {
 		t.Errorf("judge scale %+v", g)
+	}
+	// A panel of judges with different metrics: each metric is shared by the
+	// judges that score it, not by the whole panel.
+	mixed := &store.Run{Judges: []store.RunJudge{
+		{ID: 1, ScaleMin: 0, ScaleMax: 5, Metrics: []store.Metric{{Name: "accuracy", Weight: 1}, {Name: "coherence", Weight: 1}}},
+		{ID: 2, ScaleMin: 0, ScaleMax: 5, Metrics: []store.Metric{{Name: "accuracy", Weight: 1}}},
+	}}
+	mw := map[string]float64{}
+	for _, w := range ItemWeights(mixed) {
+		mw[w.Source+"/"+w.Metric] = w.Weight
+	}
+	if !near(mw["judge:1/accuracy"], 0.5) || !near(mw["judge:1/coherence"], 1) || !near(mw["judge:2/score"], 0.5) {
+		t.Errorf("mixed panel weights %v", mw)
+	}
+	// A single-metric style counts its verdict's score, weighed and switched by the metric's own name.
+	named := &store.Run{Judges: []store.RunJudge{{ID: 3, ScaleMin: 1, ScaleMax: 5, Metrics: []store.Metric{{Name: "accuracy", Weight: 1}}}},
+		Options: store.RunOptions{Weights: map[string]float64{"accuracy": 4}}}
+	if ws := ItemWeights(named); len(ws) != 2 || ws[0].Metric != "score" || !near(ws[0].Weight, 4) {
+		t.Errorf("single-metric weights %+v", ws)
+	}
+	named.Options = store.RunOptions{Metrics: []string{"check_numeric"}}
+	if ws := ItemWeights(named); len(ws) != 1 || ws[0].Source != store.AnyCheck {
+		t.Errorf("a judge metric switched off still counts: %+v", ws)
 	}
 	// A single-metric style counts its verdict's score.
 	single := &store.Run{Judges: []store.RunJudge{{ID: 7, ScaleMin: 1, ScaleMax: 10, Metrics: []store.Metric{{Name: "accuracy", Weight: 1}}}}}
