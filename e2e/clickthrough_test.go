@@ -329,16 +329,17 @@ func watchRun(t *testing.T, b0 *browser) {
 	t.Logf("progress counter states seen: %q", seen)
 	partial := false
 	for _, s := range seen {
-		var k, n int
-		if _, err := fmt.Sscanf(s, "%d/%d items done", &k, &n); err == nil && n == 6 && k > 0 && k < 6 {
+		var answered, n, judged, m int
+		if _, err := fmt.Sscanf(s, "%d/%d answered · %d/%d judged", &answered, &n, &judged, &m); err == nil && n == 6 &&
+			answered+judged > 0 && answered+judged < 12 {
 			partial = true
 		}
 	}
 	if !partial {
-		t.Errorf("never saw the progress counter between 0/6 and 6/6; states: %q", seen)
+		t.Errorf("never saw the progress counter between none and all answered and judged; states: %q", seen)
 	}
-	if got := b.text("[data-testid=progress-count]"); got != "6/6 items done" {
-		t.Errorf("final progress = %q, want 6/6 items done", got)
+	if got := b.text("[data-testid=progress-count]"); got != "6/6 answered · 6/6 judged" {
+		t.Errorf("final progress = %q, want 6/6 answered · 6/6 judged", got)
 	}
 	statuses := mustEval[[]string](b, "item statuses", `[...document.querySelectorAll("[data-testid=item-row] [data-testid=status]")].map(e => e.innerText.trim())`)
 	for _, s := range statuses {
