@@ -133,6 +133,15 @@ func rangeCount(p *parse.PipeNode) (int, error) {
 func render(ctx context.Context, t *template.Template, data any) (string, error) {
 	ctx, cancel := context.WithTimeout(ctx, RenderTimeout)
 	defer cancel()
+	// The builtins that build strings (printf and its kin) hold their result
+	// in memory, out of the writer's sight: a variable doubled ten times by
+	// printf "%s%s" $x $x reaches a gigabyte without writing a byte. Bound
+	// them too, on a clone so concurrent renders keep their own context.
+	t, err := t.Clone()
+	if err != nil {
+		return "", err
+	}
+	t.Funcs(boundedFuncs(ctx))
 	w := &cappedWriter{ctx: ctx}
 	if err := t.Execute(w, data); err != nil {
 		return "", err // a write error comes back as it is: ErrTooBig, ErrTooSlow
@@ -159,4 +168,96 @@ func (w *cappedWriter) Write(p []byte) (int, error) {
 		return 0, ErrTooBig
 	}
 	return w.b.Write(p)
+}
+
+// maxFuncBytes bounds what one call of a string builtin may allocate while
+// it builds its result (fmt formats the whole result before returning it);
+// the result itself may not pass MaxOutput.
+const maxFuncBytes = 16 * MaxOutput
+
+// expansion is the most a builtin's output grows over its input: %q, %x and
+// "% x" on a string, or js, html and urlquery escapes (\u003C for <).
+const expansion = 10
+
+// boundedFuncs replaces text/template's string builtins with ones that
+// estimate their output before building it, refuse what would pass
+// maxFuncBytes or MaxOutput, and stop once ctx ends.
+func boundedFuncs(ctx context.Context) template.FuncMap {
+	guard := func(format string, args []any, build func() string) (string, error) {
+		if err := ctx.Err(); err != nil {
+			if errors.Is(err, context.DeadlineExceeded) {
+				return "", ErrTooSlow
+			}
+			return "", err
+		}
+		if estimate(format, args) > maxFuncBytes {
+			return "", ErrTooBig
+		}
+		out := build()
+		if len(out) > MaxOutput {
+			return "", ErrTooBig
+		}
+		return out, nil
+	}
+	return template.FuncMap{
+		"printf": func(format string, args ...any) (string, error) {
+			return guard(format, args, func() string { return fmt.Sprintf(format, args...) })
+		},
+		"print": func(args ...any) (string, error) {
+			return guard("", args, func() string { return fmt.Sprint(args...) })
+		},
+		"println": func(args ...any) (string, error) {
+			return guard("", args, func() string { return fmt.Sprintln(args...) })
+		},
+		"html": func(args ...any) (string, error) {
+			return guard("", args, func() string { return template.HTMLEscaper(args...) })
+		},
+		"js": func(args ...any) (string, error) {
+			return guard("", args, func() string { return template.JSEscaper(args...) })
+		},
+		"urlquery": func(args ...any) (string, error) {
+			return guard("", args, func() string { return template.URLQueryEscaper(args...) })
+		},
+	}
+}
+
+// estimate is an upper bound on the bytes a print of args with format
+// builds, stopping as soon as it passes maxFuncBytes: the format, each
+// width or precision in it (fmt refuses those above 1e6, and * takes one
+// from the arguments), and each argument printed on its own, grown by expansion.
+func estimate(format string, args []any) int {
+	const fmtMaxWidth = 1e6
+	n := len(format) + len(args) // println's spaces
+	for i := 0; i < len(format); i++ {
+		switch c := format[i]; {
+		case c == '*':
+			n += fmtMaxWidth
+		case c >= '0' && c <= '9':
+			v := 0
+			for ; i < len(format) && format[i] >= '0' && format[i] <= '9'; i++ {
+				v = min(v*10+int(format[i]-'0'), fmtMaxWidth)
+			}
+			i--
+			n += v
+		}
+		if n > maxFuncBytes {
+			return n
+		}
+	}
+	for _, a := range args {
+		switch v := a.(type) {
+		case string:
+			n += expansion * len(v)
+		case []byte:
+			n += expansion * len(v)
+		default:
+			// Values other than strings come from the task and the answer
+			// (a template cannot build large ones), so printing one is bounded.
+			n += expansion * len(fmt.Sprint(v))
+		}
+		if n > maxFuncBytes {
+			return n
+		}
+	}
+	return n
 }

@@ -94,3 +94,36 @@ func FuzzRenderBounds(f *testing.F) {
 		}
 	})
 }
+
+// TestStringBuiltinsBounded: printf and its kin build their result in
+// memory before the writer sees it, so a variable doubled by printf grew to
+// gigabytes (1.8 GB RSS for nine doublings) within the step bound.
+func TestStringBuiltinsBounded(t *testing.T) {
+	double := `{{$x = printf "%s%s" $x $x}}`
+	for name, tmpl := range map[string]string{
+		"printf doubling": `{{$x := printf "%999999d" 1}}` + strings.Repeat(double, 12) + `{{len $x}}{{.Response}}`,
+		"print doubling":  `{{$x := printf "%200000d" 1}}` + strings.Repeat(`{{$x = print $x $x}}`, 12) + `{{.Response}}`,
+		"many arguments":  `{{$x := printf "%200000d" 1}}{{$y := print` + strings.Repeat(" $x", 5000) + `}}{{.Response}}`,
+		"star widths":     `{{$x := printf "` + strings.Repeat("%*d", 2000) + `"` + strings.Repeat(" 1000000 1", 2000) + `}}{{.Response}}`,
+		"js expansion":    `{{$x := printf "%250000s" "<"}}{{$x = js $x $x $x $x $x $x $x $x}}{{$x = js $x $x}}{{.Response}}`,
+	} {
+		t.Run(name, func(t *testing.T) {
+			var before, after runtime.MemStats
+			runtime.ReadMemStats(&before)
+			_, err := Parse(t.Context(), tmpl)
+			runtime.ReadMemStats(&after)
+			if err == nil || !(errors.Is(err, ErrTooBig) || errors.Is(err, ErrTooSlow)) {
+				t.Fatalf("Parse error = %v; want ErrTooBig or ErrTooSlow", err)
+			}
+			if alloc := after.TotalAlloc - before.TotalAlloc; alloc > 64<<20 {
+				t.Errorf("Parse allocated %d MB", alloc>>20)
+			}
+			t.Logf("allocated %d KB: %v", (after.TotalAlloc-before.TotalAlloc)>>10, err)
+		})
+	}
+	// Ordinary uses still work.
+	ok := `{{printf "%.1f" 2.25}} {{print .ScaleMin "-" .ScaleMax}} {{js .Question}} {{html .Question}} {{urlquery "a b"}} {{printf "%s" .Response}}`
+	if _, err := Parse(t.Context(), ok); err != nil {
+		t.Fatalf("Parse(%q): %v", ok, err)
+	}
+}
