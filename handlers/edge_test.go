@@ -330,6 +330,11 @@ func TestReadyz(t *testing.T) {
 		if res, body := send(t, newRequest(t, "GET", srv.URL+"/readyz", "", nil)); res.StatusCode != 200 || body != "ok" {
 			t.Errorf("database up: %d %q", res.StatusCode, body)
 		}
+		for _, path := range []string{"/readyz", "/healthz"} { // probes may ask with HEAD
+			if res, _ := send(t, newRequest(t, "HEAD", srv.URL+path, "", nil)); res.StatusCode != 200 {
+				t.Errorf("HEAD %s: %d, want 200", path, res.StatusCode)
+			}
+		}
 		st.Close()
 		if res, _ := send(t, newRequest(t, "GET", srv.URL+"/readyz", "", nil)); res.StatusCode != 503 {
 			t.Errorf("database down: %d, want 503", res.StatusCode)

@@ -28,8 +28,9 @@ func (h *Handler) routes(e *echo.Echo) {
 	}))
 
 	e.GET("/assets/*", echo.WrapHandler(http.StripPrefix("/assets/", cachedAssets(http.FileServerFS(assets.FS)))))
-	e.GET("/healthz", func(c echo.Context) error { return c.String(http.StatusOK, "ok") })
-	e.GET("/readyz", h.ready)
+	// Probes may ask with HEAD.
+	e.Match([]string{http.MethodGet, http.MethodHead}, "/healthz", func(c echo.Context) error { return c.String(http.StatusOK, "ok") })
+	e.Match([]string{http.MethodGet, http.MethodHead}, "/readyz", h.ready)
 	e.GET("/metrics", echo.WrapHandler(h.metrics.Handler()))
 	e.GET("/login", h.showLogin)
 	e.POST("/login", h.login)

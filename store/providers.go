@@ -83,7 +83,10 @@ func (in *ProviderInput) Normalize() error {
 		return invalid("base_url", "must not hold credentials (user:password@): send them in a header marked secret, e.g. Authorization")
 	}
 	for _, ep := range []struct{ field, value string }{{"models_endpoint", in.ModelsEndpoint}, {"inference_endpoint", in.InferenceEndpoint}} {
-		if !strings.HasPrefix(ep.value, "/") || strings.ContainsAny(ep.value, " ?#") {
+		// A path only: "//host" or "/http://host" would let an endpoint name
+		// another destination than base_url, which the secrets are bound to.
+		if !strings.HasPrefix(ep.value, "/") || strings.HasPrefix(ep.value, "//") || strings.Contains(ep.value, "://") ||
+			strings.ContainsAny(ep.value, " ?#\\") {
 			return invalid(ep.field, "must be a path starting with /, e.g. /v1/models")
 		}
 	}

@@ -131,3 +131,18 @@ func TestProviderURLChecks(t *testing.T) {
 		})
 	})
 }
+
+// TestProviderEndpointsArePaths: an endpoint cannot name another host than
+// base_url, to which the provider's secrets are bound.
+func TestProviderEndpointsArePaths(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, st *store.Store) {
+		for _, ep := range []string{"//evil.example/v1/models", "/http://127.0.0.1:9/x", "/v1\\models", "v1/models"} {
+			_, err := st.CreateProvider(context.Background(), store.ProviderInput{Name: "p", BaseURL: "https://api.example.com", ModelsEndpoint: ep})
+			wantInvalid(t, ep, err, "models_endpoint", "path starting with /")
+		}
+		if _, err := st.CreateProvider(context.Background(), store.ProviderInput{Name: "p", BaseURL: "https://api.example.com",
+			ModelsEndpoint: "/api/v1/models"}); err != nil {
+			t.Errorf("a plain path: %v", err)
+		}
+	})
+}
