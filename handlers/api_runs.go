@@ -88,9 +88,8 @@ func (h *Handler) runFilter(c echo.Context) (store.RunFilter, error) {
 		return store.RunFilter{}, err
 	}
 	st := store.RunStatus(c.QueryParam("status"))
-	if st != "" && !slices.Contains([]store.RunStatus{store.RunPending, store.RunRunning, store.RunPaused,
-		store.RunFinished, store.RunFailed, store.RunCancelled}, st) {
-		return store.RunFilter{}, badRequest("status must be one of PENDING, RUNNING, PAUSED, FINISHED, FAILED, CANCELLED")
+	if st != "" && !slices.Contains(store.RunStatuses, st) {
+		return store.RunFilter{}, badRequest("status must be one of %s", oneOf(store.RunStatuses))
 	}
 	return store.RunFilter{Status: st, Tag: c.QueryParam("tag"), Page: page, PerPage: perPage}, nil
 }
@@ -147,7 +146,7 @@ func (h *Handler) itemFilter(c echo.Context) (store.ItemFilter, error) {
 	f.AfterID = int64(after)
 	f.Status = store.ItemStatus(c.QueryParam("status"))
 	if f.Status != "" && !slices.Contains(store.ItemStatuses, f.Status) {
-		return f, badRequest("status must be one of NEW, IN_PROGRESS, WAITING_FOR_JUDGE, JUDGING, COMPLETED, FAILED")
+		return f, badRequest("status must be one of %s", oneOf(store.ItemStatuses))
 	}
 	f.Model = c.QueryParam("model")
 	return f, nil

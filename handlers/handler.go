@@ -212,6 +212,15 @@ func nulParam(values url.Values) error {
 	return nil
 }
 
+// oneOf lists a vocabulary for an error message: "A, B, C".
+func oneOf[T ~string](values []T) string {
+	parts := make([]string, len(values))
+	for i, v := range values {
+		parts[i] = string(v)
+	}
+	return strings.Join(parts, ", ")
+}
+
 // pathID reads a numeric path parameter.
 func pathID(c echo.Context, name string) (int64, error) {
 	id, err := strconv.ParseInt(c.Param(name), 10, 64)

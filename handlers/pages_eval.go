@@ -445,7 +445,7 @@ func (h *Handler) styleMetricRow(c echo.Context) error {
 func gradingQuery(c echo.Context) (views.GradingQuery, int64, error) {
 	q := views.GradingQuery{Model: c.QueryParam("model"), Status: c.QueryParam("status")}
 	if q.Status != "" && !slices.Contains(store.ItemStatuses, store.ItemStatus(q.Status)) {
-		return q, 0, badRequest("status must be one of NEW, IN_PROGRESS, WAITING_FOR_JUDGE, JUDGING, COMPLETED, FAILED")
+		return q, 0, badRequest("status must be one of %s", oneOf(store.ItemStatuses))
 	}
 	switch c.QueryParam("ungraded") {
 	case "", "0", "false", "off":
