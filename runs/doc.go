@@ -1,0 +1,25 @@
+// Package runs is Tribunal's use-case layer: what a user can do with runs
+// and every number Tribunal shows about them. Handlers, the CLI, the
+// scheduler (package watch) and the exports (package report) call it; none
+// of them assembles a summary or computes a statistic on its own, and the
+// store below it only reads and writes rows.
+//
+// Where each number is defined:
+//
+//	progress, percent and ETA        progress.go   Progress, Service.Progress
+//	an item's overall (weights)      summary.go    ItemWeights (applied by store.TaskOveralls)
+//	a model's overall and interval   summary.go    modelScores
+//	best overall, best value         summary.go    pickBest (MinScored items per model)
+//	per-metric table                 summary.go    metricRows
+//	gates' and KPIs' metric values   metrics.go    Metrics, NormalizedMetrics
+//	failure groups                   progress.go   Service.Failures
+//	statistics, verdicts, agreement  analysis.go   Service.Analysis (package analysis computes)
+//	comparisons of runs              compare.go    Service.Compare, Service.Diff
+//	pairwise leaderboards            pairwise.go   Service.Pairwise
+//	CSV export                       export.go     Service.WriteCSV
+//
+// Summaries, analyses, comparisons and leaderboards are cached by a stamp
+// of what they depend on (a run's item counts, grades); an ended run's
+// summary is also stored (Snapshot), so its first view in any process is a
+// read, not a scan.
+package runs
