@@ -327,6 +327,10 @@ func pickBest(run *store.Run, models []ModelScore, prog Progress) Best {
 	for _, m := range models {
 		b.Scored += m.Scored
 	}
+	if run.Options.Pairwise {
+		b.Note = "a pairwise run ranks its models on the leaderboard"
+		return b
+	}
 	labels := map[int64]string{}
 	for _, t := range run.Targets {
 		labels[t.ID] = t.Model

@@ -204,6 +204,10 @@ func TestPickBestProvisional(t *testing.T) {
 	if b := pickBest(&store.Run{Status: store.RunFinished, Targets: run.Targets}, models, Progress{}); b.OverallTargetID != 0 || b.Provisional {
 		t.Errorf("a tie picked %+v", b)
 	}
+	pairwise := &store.Run{Status: store.RunFinished, Targets: run.Targets, Options: store.RunOptions{Pairwise: true}}
+	if b := pickBest(pairwise, models, Progress{}); b.OverallTargetID != 0 || !strings.Contains(b.Note, "leaderboard") {
+		t.Errorf("pairwise: %+v", b)
+	}
 	// Once the run has ended, a model with no scored item is left out.
 	ended := &store.Run{Status: store.RunFinished, Targets: append(run.Targets, store.RunTarget{ID: 3, Model: "dead"})}
 	models = []ModelScore{{TargetID: 1, Overall: v(60), Scored: 5}, {TargetID: 2, Overall: v(70), Scored: 6}, {TargetID: 3}}
