@@ -43,3 +43,19 @@ func TestETA(t *testing.T) {
 		t.Errorf("done: eta %d", *eta)
 	}
 }
+
+// A live run's summary is computed again only once four times its cost has passed.
+func TestPaceOfLiveSummaries(t *testing.T) {
+	var p pace
+	t0 := time.Unix(1_700_000_000, 0)
+	if p.recent(1, t0) {
+		t.Error("recent before any computation")
+	}
+	p.done(1, t0, t0.Add(time.Second))
+	if !p.recent(1, t0.Add(4*time.Second)) {
+		t.Error("computed again 3 s after a 1 s scan")
+	}
+	if p.recent(1, t0.Add(6*time.Second)) || p.recent(2, t0.Add(2*time.Second)) {
+		t.Error("held back too long, or another run's pace applied")
+	}
+}

@@ -16,6 +16,7 @@ type Service struct {
 	now    func() time.Time
 
 	summaries   stampCache[int64, *Summary]
+	pace        pace
 	analyses    stampCache[int64, Analysis]
 	comparisons stampCache[string, cachedComparison]
 	// leaderboards keeps pairwise fits by the number of comparisons done (done ones never change).

@@ -8,6 +8,8 @@ import (
 	"maps"
 	"slices"
 	"strings"
+	"sync"
+	"time"
 
 	"golang.org/x/sync/errgroup"
 
@@ -99,15 +101,44 @@ type Best struct {
 // ended (any process may have computed it), else computed afresh.
 func (s *Service) Summary(ctx context.Context, run *store.Run, prog Progress) (*Summary, error) {
 	stamp := summaryStamp(run, prog)
-	if sum, fresh, _ := s.summaries.get(run.ID, stamp); fresh {
+	sum, fresh, ok := s.summaries.get(run.ID, stamp)
+	if fresh || (ok && run.Status.Active() && s.pace.recent(run.ID, s.now())) {
 		return sum, nil
 	}
+	start := s.now()
 	sum, err := summaryOf(ctx, s.store, run, prog, stamp)
 	if err != nil {
 		return nil, err
 	}
 	s.summaries.put(run.ID, stamp, sum)
+	s.pace.done(run.ID, start, s.now())
 	return sum, nil
+}
+
+// pace keeps a live run's summary from being computed back to back: on a
+// large run a summary is a scan of seconds, and while the run moves every
+// view would start one. A live summary is provisional anyway.
+type pace struct {
+	mu   sync.Mutex
+	last map[int64][2]time.Time // when the last computation started and ended
+}
+
+// recent reports whether the run's summary was computed within four times
+// as long as computing it took: scans then take at most a fifth of the time.
+func (p *pace) recent(runID int64, now time.Time) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	l, ok := p.last[runID]
+	return ok && now.Sub(l[1]) < 4*l[1].Sub(l[0])
+}
+
+func (p *pace) done(runID int64, start, end time.Time) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.last == nil || len(p.last) >= stampCacheSize {
+		p.last = map[int64][2]time.Time{}
+	}
+	p.last[runID] = [2]time.Time{start, end}
 }
 
 // Snapshot computes an ended run's summary and stores it, so that its first
