@@ -91,7 +91,42 @@ func (h *Handler) runFilter(c echo.Context) (store.RunFilter, error) {
 	if st != "" && !slices.Contains(store.RunStatuses, st) {
 		return store.RunFilter{}, badRequest("status must be one of %s", oneOf(store.RunStatuses))
 	}
-	return store.RunFilter{Status: st, Tag: c.QueryParam("tag"), Page: page, PerPage: perPage}, nil
+	f := store.RunFilter{Status: st, Tag: c.QueryParam("tag"), Page: page, PerPage: perPage}
+	if v := c.QueryParam("collection_id"); v != "" {
+		id, err := strconv.ParseInt(v, 10, 64)
+		if err != nil || id <= 0 {
+			return f, badRequest("collection_id must be a collection id, got %q", v)
+		}
+		f.CollectionID = id
+	}
+	if f.From, err = queryTime(c, "from", false); err != nil {
+		return f, err
+	}
+	if f.To, err = queryTime(c, "to", true); err != nil {
+		return f, err
+	}
+	return f, nil
+}
+
+// queryTime reads an optional RFC 3339 date (2006-01-02, UTC) or date-time
+// (2006-01-02T15:04:05Z07:00). A date that ends a range (end) means the end
+// of that day, so to=2026-03-01 includes the whole first of March.
+func queryTime(c echo.Context, name string, end bool) (*time.Time, error) {
+	v := c.QueryParam(name)
+	if v == "" {
+		return nil, nil
+	}
+	if t, err := time.Parse(time.RFC3339, v); err == nil {
+		return &t, nil
+	}
+	t, err := time.Parse(time.DateOnly, v)
+	if err != nil {
+		return nil, badRequest("%s must be an RFC 3339 date (2026-03-01) or date-time (2026-03-01T09:30:00Z), got %q", name, v)
+	}
+	if end {
+		t = t.AddDate(0, 0, 1)
+	}
+	return &t, nil
 }
 
 func (h *Handler) apiListRuns(c echo.Context) error {

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/labstack/echo/v4"
 
@@ -534,20 +535,57 @@ func (h *Handler) showRuns(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	page, err := h.store.Runs(c.Request().Context(), f)
-	if err != nil {
-		return err
-	}
-	l := views.RunsList{Status: string(f.Status), Page: page.Page, Pages: page.Pages(), Total: page.Total, Tag: f.Tag}
-	if l.Tags, err = h.store.AllTags(c.Request().Context()); err != nil {
-		return err
-	}
-	for _, r := range page.Items {
-		prog, err := h.runs.Progress(c.Request().Context(), &r)
+	ctx := c.Request().Context()
+	l := views.RunsList{Status: string(f.Status), Tag: f.Tag, CollectionID: f.CollectionID,
+		From: c.QueryParam("from"), To: c.QueryParam("to")}
+	// The list's Compare button sends the ticked runs here, so that too few
+	// are answered on the list itself.
+	if c.QueryParam("compare") != "" {
+		ids, err := queryRunIDs(c)
 		if err != nil {
 			return err
 		}
-		l.Rows = append(l.Rows, views.RunRow{Run: r, Progress: prog})
+		switch {
+		case len(ids) == 0:
+			l.CompareError = "Tick two or more runs to compare: none is ticked."
+		case len(ids) == 1:
+			l.CompareError = "Tick two or more runs to compare: only one is ticked."
+		case len(ids) > runs.MaxCompareRuns:
+			l.CompareError = fmt.Sprintf("Compare at most %d runs at a time (%d ticked).", runs.MaxCompareRuns, len(ids))
+		default:
+			parts := make([]string, len(ids))
+			for i, id := range ids {
+				parts[i] = strconv.FormatInt(id, 10)
+			}
+			return c.Redirect(http.StatusSeeOther, "/compare?run_ids="+strings.Join(parts, ","))
+		}
+		l.Ticked = map[int64]bool{}
+		for _, id := range ids {
+			l.Ticked[id] = true
+		}
+	}
+	page, err := h.store.Runs(ctx, f)
+	if err != nil {
+		return err
+	}
+	l.Page, l.Pages, l.Total = page.Page, page.Pages(), page.Total
+	if l.Tags, err = h.store.AllTags(ctx); err != nil {
+		return err
+	}
+	if l.Collections, err = h.store.Collections(ctx); err != nil {
+		return err
+	}
+	now := time.Now()
+	for _, r := range page.Items {
+		prog, err := h.runs.Progress(ctx, &r)
+		if err != nil {
+			return err
+		}
+		g, err := h.runs.Glance(ctx, &r, prog, now)
+		if err != nil {
+			return err
+		}
+		l.Rows = append(l.Rows, views.RunRow{Run: r, Progress: prog, Glance: g})
 	}
 	return render(c, http.StatusOK, views.RunsPage(l))
 }

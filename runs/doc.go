@@ -11,6 +11,7 @@
 //	a model's overall and interval   summary.go    modelScores
 //	best overall, best value         summary.go    pickBest (MinScored items per model)
 //	per-metric table                 summary.go    metricRows
+//	a run's row in the runs list     glance.go     Service.Glance (no scan for live runs)
 //	gates' and KPIs' metric values   metrics.go    Metrics, NormalizedMetrics
 //	failure groups                   progress.go   Service.Failures
 //	statistics, verdicts, agreement  analysis.go   Service.Analysis (package analysis computes)

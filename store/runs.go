@@ -522,29 +522,41 @@ func (s *Store) Run(ctx context.Context, id int64) (*Run, error) {
 
 // RunFilter narrows and pages the run list.
 type RunFilter struct {
-	Status  RunStatus
-	Tag     string // runs carrying this tag
-	Page    int
-	PerPage int
+	Status       RunStatus
+	Tag          string     // runs carrying this tag
+	CollectionID int64      // runs that drew tasks from this collection
+	From         *time.Time // created at or after
+	To           *time.Time // created before
+	Page         int
+	PerPage      int
+}
+
+// where applies the filter's conditions; table names the runs table
+// as the query spells it, for the tag condition.
+func (f RunFilter) where(q *gorm.DB, table string) *gorm.DB {
+	if f.Status != "" {
+		q = q.Where("runs.status = ?", f.Status)
+	}
+	if f.CollectionID != 0 {
+		q = q.Where("EXISTS (SELECT 1 FROM run_collections rc WHERE rc.run_id = runs.id AND rc.collection_id = ?)", f.CollectionID)
+	}
+	if f.From != nil {
+		q = q.Where("runs.created_at >= ?", f.From.UTC())
+	}
+	if f.To != nil {
+		q = q.Where("runs.created_at < ?", f.To.UTC())
+	}
+	return withTag(q, table, f.Tag)
 }
 
 // Runs lists runs, newest first.
 func (s *Store) Runs(ctx context.Context, f RunFilter) (Page[Run], error) {
 	page, perPage := normPage(f.Page, f.PerPage, 25)
-	q := s.conn(ctx).Model(&Run{})
-	if f.Status != "" {
-		q = q.Where("status = ?", f.Status)
-	}
-	q = withTag(q, "tags", f.Tag)
 	out := Page[Run]{Page: page, PerPage: perPage, Items: []Run{}}
-	if err := q.Count(&out.Total).Error; err != nil {
+	if err := f.where(s.conn(ctx).Model(&Run{}), "runs.tags").Count(&out.Total).Error; err != nil {
 		return out, fmt.Errorf("store: count runs: %w", err)
 	}
-	q = s.runQuery(ctx)
-	if f.Status != "" {
-		q = q.Where("status = ?", f.Status)
-	}
-	q = withTag(q, "runs.tags", f.Tag)
+	q := f.where(s.runQuery(ctx), "runs.tags")
 	if err := q.Order("id DESC").Offset((page - 1) * perPage).Limit(perPage).Find(&out.Items).Error; err != nil {
 		return out, fmt.Errorf("store: list runs: %w", err)
 	}
