@@ -146,6 +146,41 @@ func TriggerWord(t string) string {
 	return humanize(t)
 }
 
+// FiringStatusWord is how a schedule's firing went: SKIPPED → "Skipped".
+func FiringStatusWord(s string) string {
+	switch s {
+	case store.FiringStarting:
+		return "Starting"
+	case store.FiringStarted:
+		return "Started"
+	case store.FiringWaiting:
+		return "Waiting"
+	case store.FiringSkipped:
+		return "Skipped"
+	case store.FiringError:
+		return "Error"
+	}
+	return humanize(s)
+}
+
+// DeliveryStatusWord is how a notification's delivery went: SENT → "Sent".
+func DeliveryStatusWord(s string) string {
+	switch s {
+	case store.DeliveryPending:
+		return "Pending"
+	case store.DeliverySending:
+		return "Sending"
+	case store.DeliverySent:
+		return "Sent"
+	case store.DeliveryFailed:
+		return "Failed"
+	}
+	return humanize(s)
+}
+
+// SeverityWord is an alert's severity: CRITICAL → "Critical".
+func SeverityWord(s string) string { return humanize(s) }
+
 // humanize is the fallback for a value the vocabulary does not know yet:
 // SOME_VALUE → "Some value".
 func humanize(s string) string {
