@@ -359,6 +359,23 @@ func watchRun(t *testing.T, b0 *browser) {
 			t.Errorf("the %s button is enabled on a finished run", btn)
 		}
 	}
+	// The actions stay one row inside the content box (the window, 1280 px,
+	// is narrower than the 1400 px a reviewer saw Delete overflow at), and
+	// no log time wraps.
+	layout := mustEval[string](b, "run actions layout", `(() => {
+		const g = document.querySelector(".run-actions"), box = document.querySelector("main").getBoundingClientRect();
+		const bs = [...g.children].filter(e => e.offsetParent);
+		const tops = new Set(bs.map(e => Math.round(e.getBoundingClientRect().top)));
+		const right = Math.max(...bs.map(e => e.getBoundingClientRect().right));
+		const wrapped = [...document.querySelectorAll(".log-time")].filter(e => e.getClientRects().length > 1 || e.getBoundingClientRect().height > 2 * parseFloat(getComputedStyle(e).lineHeight || 16)).length;
+		return "rows=" + tops.size + " overflow=" + (right > box.right + 0.5) + " wrapped=" + wrapped;
+	})()`)
+	if layout != "rows=1 overflow=false wrapped=0" {
+		t.Errorf("run page layout: %s", layout)
+	}
+	if mustEval[bool](b, "delete-run", `document.querySelector("[data-testid=delete-run]").disabled`) {
+		t.Errorf("Delete is disabled on a finished run")
+	}
 	b.screenshot("/tmp/e2e-run.png")
 }
 
