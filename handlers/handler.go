@@ -123,6 +123,7 @@ func (h *Handler) handleError(err error, c echo.Context) {
 			"status", 499, "err", err)
 		return
 	}
+	err = pageNotFound(err, c)
 	status, msg := statusOf(err)
 	if status >= 500 {
 		h.log.ErrorContext(c.Request().Context(), "request failed", "method", c.Request().Method,
@@ -144,6 +145,19 @@ func (h *Handler) handleError(err error, c echo.Context) {
 		return
 	}
 	render(c, status, views.ErrorPage(status, msg))
+}
+
+// pageNotFound turns Echo's 405 for a GET or HEAD of a page path that
+// exists for POST only (/judges/styles matches POST /judges/:judge) into the
+// 404 a guessed address deserves: to a person, no page is there. The JSON API
+// keeps 405 with its Allow header, which tells a program the right method.
+func pageNotFound(err error, c echo.Context) error {
+	m := c.Request().Method
+	if !errors.Is(err, echo.ErrMethodNotAllowed) || isAPI(c) || (m != http.MethodGet && m != http.MethodHead) {
+		return err
+	}
+	c.Response().Header().Del(echo.HeaderAllow)
+	return echo.NewHTTPError(http.StatusNotFound, "no page at "+c.Request().URL.Path)
 }
 
 // bindJSON decodes a JSON body strictly: JSON only, known fields only, one

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
 	"time"
@@ -24,6 +25,38 @@ func redirect(c echo.Context, to string) error {
 		return c.NoContent(http.StatusOK)
 	}
 	return c.Redirect(http.StatusSeeOther, to)
+}
+
+// flashCookie carries a success message across the redirect that follows a
+// create, update or delete; the next full page shows it once (takeFlash).
+const flashCookie = "tribunal_flash"
+
+// redirectFlash redirects like redirect and has the page it lands on say msg.
+func redirectFlash(c echo.Context, msg, to string) error {
+	c.SetCookie(&http.Cookie{Name: flashCookie, Value: url.QueryEscape(msg), Path: "/", MaxAge: 60,
+		HttpOnly: true, SameSite: http.SameSiteLaxMode})
+	return redirect(c, to)
+}
+
+// takeFlash hands a waiting success message to the full page being shown
+// (views.Layout draws it in #flash) and clears it, so it shows once.
+// Fragments, the API and assets leave it for the page.
+func takeFlash(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		r := c.Request()
+		if r.Method != http.MethodGet || isHTMX(c) || isAPI(c) || strings.HasPrefix(r.URL.Path, "/assets/") {
+			return next(c)
+		}
+		ck, err := r.Cookie(flashCookie)
+		if err != nil {
+			return next(c)
+		}
+		c.SetCookie(&http.Cookie{Name: flashCookie, Value: "", Path: "/", MaxAge: -1, HttpOnly: true, SameSite: http.SameSiteLaxMode})
+		if msg, err := url.QueryUnescape(ck.Value); err == nil && msg != "" {
+			c.SetRequest(r.WithContext(views.WithFlash(r.Context(), msg)))
+		}
+		return next(c)
+	}
 }
 
 // formProblem returns the status and message for re-showing a form, or
@@ -140,7 +173,7 @@ func (h *Handler) createProvider(c echo.Context) error {
 		}
 		return err
 	}
-	return redirect(c, "/providers")
+	return redirectFlash(c, "Provider created.", "/providers")
 }
 
 func (h *Handler) editProvider(c echo.Context) error {
@@ -174,7 +207,7 @@ func (h *Handler) updateProvider(c echo.Context) error {
 		return err
 	}
 	h.engine.Refresh() // running calls see the new settings now
-	return redirect(c, "/providers")
+	return redirectFlash(c, "Provider saved.", "/providers")
 }
 
 func (h *Handler) deleteProvider(c echo.Context) error {
@@ -185,7 +218,7 @@ func (h *Handler) deleteProvider(c echo.Context) error {
 	if err := h.store.DeleteProvider(withoutCancel(c), id); err != nil {
 		return err
 	}
-	return redirect(c, "/providers")
+	return redirectFlash(c, "Provider deleted.", "/providers")
 }
 
 func (h *Handler) providerHeaderRow(c echo.Context) error {
@@ -345,7 +378,7 @@ func (h *Handler) createTask(c echo.Context) error {
 		}
 		return err
 	}
-	return redirect(c, "/tasks")
+	return redirectFlash(c, "Task created.", "/tasks")
 }
 
 func (h *Handler) editTask(c echo.Context) error {
@@ -372,7 +405,7 @@ func (h *Handler) updateTask(c echo.Context) error {
 		}
 		return err
 	}
-	return redirect(c, "/tasks")
+	return redirectFlash(c, "Task saved.", "/tasks")
 }
 
 func (h *Handler) deleteTask(c echo.Context) error {
@@ -383,7 +416,7 @@ func (h *Handler) deleteTask(c echo.Context) error {
 	if err := h.store.DeleteTask(withoutCancel(c), id); err != nil {
 		return err
 	}
-	return redirect(c, "/tasks")
+	return redirectFlash(c, "Task deleted.", "/tasks")
 }
 
 // ---- collections ----
@@ -414,7 +447,7 @@ func (h *Handler) createCollection(c echo.Context) error {
 		}
 		return err
 	}
-	return redirect(c, fmt.Sprintf("/collections/%d", col.ID))
+	return redirectFlash(c, "Collection created.", fmt.Sprintf("/collections/%d", col.ID))
 }
 
 func (h *Handler) taskPicker(c echo.Context, id int64) (views.TaskPicker, error) {
@@ -490,7 +523,7 @@ func (h *Handler) renameCollection(c echo.Context) error {
 		}
 		return err
 	}
-	return redirect(c, fmt.Sprintf("/collections/%d", id))
+	return redirectFlash(c, "Collection saved.", fmt.Sprintf("/collections/%d", id))
 }
 
 // toggleCollectionTask adds the task when its checkbox is ticked (the form
@@ -525,7 +558,7 @@ func (h *Handler) deleteCollection(c echo.Context) error {
 	if err := h.store.DeleteCollection(withoutCancel(c), id); err != nil {
 		return err
 	}
-	return redirect(c, "/collections")
+	return redirectFlash(c, "Collection deleted.", "/collections")
 }
 
 // ---- runs ----
@@ -785,7 +818,7 @@ func (h *Handler) createRunForm(c echo.Context) error {
 		}
 		return render(c, status, views.NewRunPage(f))
 	}
-	return redirect(c, fmt.Sprintf("/runs/%d", run.ID))
+	return redirectFlash(c, "Run started.", fmt.Sprintf("/runs/%d", run.ID))
 }
 
 func progressView(run *store.Run, p runs.Progress, cur *store.CurrentWork) views.ProgressView {
@@ -966,7 +999,7 @@ func (h *Handler) requeuePage(c echo.Context, requeue func(context.Context, int6
 	if n == 0 {
 		return echo.NewHTTPError(http.StatusConflict, none)
 	}
-	return redirect(c, fmt.Sprintf("/runs/%d", id))
+	return redirectFlash(c, "Items sent back for another try.", fmt.Sprintf("/runs/%d", id))
 }
 
 // resultsView adds judge agreement and the run's statistics to the aggregates.
@@ -1004,7 +1037,7 @@ func (h *Handler) rerunPage(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return redirect(c, fmt.Sprintf("/runs/%d", run.ID))
+	return redirectFlash(c, "New run started from this run's setup.", fmt.Sprintf("/runs/%d", run.ID))
 }
 
 func (h *Handler) deleteRunPage(c echo.Context) error {
@@ -1015,7 +1048,7 @@ func (h *Handler) deleteRunPage(c echo.Context) error {
 	if err := h.runs.Delete(withoutCancel(c), id); err != nil {
 		return err
 	}
-	return redirect(c, "/runs")
+	return redirectFlash(c, "Run deleted.", "/runs")
 }
 
 func plural(n int, word string) string {

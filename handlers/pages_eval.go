@@ -154,7 +154,7 @@ func (h *Handler) createJudgePage(c echo.Context) error {
 		f.Errors = errs
 		return h.renderJudges(c, status, f)
 	}
-	return redirect(c, "/judges")
+	return redirectFlash(c, "Judge created.", "/judges")
 }
 
 func (h *Handler) editJudgePage(c echo.Context) error {
@@ -212,7 +212,7 @@ func (h *Handler) updateJudgePage(c echo.Context) error {
 		}
 		return render(c, status, views.JudgeEditPage(f))
 	}
-	return redirect(c, "/judges")
+	return redirectFlash(c, "Judge saved.", "/judges")
 }
 
 func (h *Handler) deleteJudgePage(c echo.Context) error {
@@ -223,7 +223,7 @@ func (h *Handler) deleteJudgePage(c echo.Context) error {
 	if err := h.store.DeleteJudge(withoutCancel(c), id); err != nil {
 		return err
 	}
-	return redirect(c, "/judges")
+	return redirectFlash(c, "Judge deleted.", "/judges")
 }
 
 // ---- judgement styles ----
@@ -356,7 +356,7 @@ func (h *Handler) createStylePage(c echo.Context) error {
 		}
 		return h.renderStyles(c, status, f)
 	}
-	return redirect(c, fmt.Sprintf("/styles/%d", st.ID))
+	return redirectFlash(c, "Judgement style created.", fmt.Sprintf("/styles/%d", st.ID))
 }
 
 func (h *Handler) showStyleHistory(c echo.Context) error {
@@ -408,7 +408,7 @@ func (h *Handler) updateStylePage(c echo.Context) error {
 		}
 		return render(c, status, views.StyleEditPage(f))
 	}
-	return redirect(c, fmt.Sprintf("/styles/%d", id))
+	return redirectFlash(c, "Judgement style saved as a new version.", fmt.Sprintf("/styles/%d", id))
 }
 
 // deleteStylePage deletes a style; a built-in or used one is a conflict the
@@ -421,7 +421,7 @@ func (h *Handler) deleteStylePage(c echo.Context) error {
 	if err := h.store.DeleteStyle(withoutCancel(c), id); err != nil {
 		return err
 	}
-	return redirect(c, "/styles")
+	return redirectFlash(c, "Judgement style deleted.", "/styles")
 }
 
 // styleMetricRow answers an empty metric row, or a built-in metric's row.

@@ -176,7 +176,7 @@ func (h *Handler) createSchedulePage(c echo.Context) error {
 		f.Errors = errs
 		return h.renderSchedules(c, status, f)
 	}
-	return redirect(c, fmt.Sprintf("/schedules/%d", s.ID))
+	return redirectFlash(c, "Schedule created.", fmt.Sprintf("/schedules/%d", s.ID))
 }
 
 func (h *Handler) showSchedule(c echo.Context) error {
@@ -237,7 +237,7 @@ func (h *Handler) updateSchedulePage(c echo.Context) error {
 		f.Errors = errs
 		return h.renderSchedule(c, status, cur, f)
 	}
-	return redirect(c, fmt.Sprintf("/schedules/%d", id))
+	return redirectFlash(c, "Schedule saved.", fmt.Sprintf("/schedules/%d", id))
 }
 
 func (h *Handler) toggleSchedulePage(c echo.Context) error {
@@ -263,7 +263,11 @@ func (h *Handler) toggleSchedulePage(c echo.Context) error {
 	} else {
 		back = fmt.Sprintf("/schedules/%d", id)
 	}
-	return redirect(c, back)
+	msg := "Schedule enabled."
+	if s.Enabled {
+		msg = "Schedule disabled."
+	}
+	return redirectFlash(c, msg, back)
 }
 
 func (h *Handler) runSchedulePage(c echo.Context) error {
@@ -275,7 +279,7 @@ func (h *Handler) runSchedulePage(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return redirect(c, fmt.Sprintf("/runs/%d", run.ID))
+	return redirectFlash(c, "Run started from the schedule.", fmt.Sprintf("/runs/%d", run.ID))
 }
 
 func (h *Handler) deleteSchedulePage(c echo.Context) error {
@@ -286,7 +290,7 @@ func (h *Handler) deleteSchedulePage(c echo.Context) error {
 	if err := h.store.DeleteSchedule(withoutCancel(c), id); err != nil {
 		return err
 	}
-	return redirect(c, "/schedules")
+	return redirectFlash(c, "Schedule deleted.", "/schedules")
 }
 
 // cronPreview shows the next occurrences of the expression being typed.
@@ -459,7 +463,7 @@ func (h *Handler) createKPIPage(c echo.Context) error {
 		f.Errors = errs
 		return h.renderKPIs(c, status, f)
 	}
-	return redirect(c, fmt.Sprintf("/kpis/%d", k.ID))
+	return redirectFlash(c, "KPI created.", fmt.Sprintf("/kpis/%d", k.ID))
 }
 
 // checkFormulaPage validates the formula being typed (as POST /api/kpis/validate does).
@@ -578,7 +582,7 @@ func (h *Handler) updateKPIPage(c echo.Context) error {
 		f.Errors = errs
 		return h.renderKPI(c, status, cur, f)
 	}
-	return redirect(c, fmt.Sprintf("/kpis/%d", id))
+	return redirectFlash(c, "KPI saved.", fmt.Sprintf("/kpis/%d", id))
 }
 
 func (h *Handler) deleteKPIPage(c echo.Context) error {
@@ -589,7 +593,7 @@ func (h *Handler) deleteKPIPage(c echo.Context) error {
 	if err := h.store.DeleteKPI(withoutCancel(c), id); err != nil {
 		return err
 	}
-	return redirect(c, "/kpis")
+	return redirectFlash(c, "KPI deleted.", "/kpis")
 }
 
 // ---- alerts ----
@@ -758,7 +762,7 @@ func (h *Handler) createAlertPage(c echo.Context) error {
 		f.Errors = errs
 		return h.renderAlerts(c, status, f)
 	}
-	return redirect(c, fmt.Sprintf("/alerts/%d", a.ID))
+	return redirectFlash(c, "Alert created.", fmt.Sprintf("/alerts/%d", a.ID))
 }
 
 func (h *Handler) showAlert(c echo.Context) error {
@@ -808,7 +812,7 @@ func (h *Handler) updateAlertPage(c echo.Context) error {
 		f.Errors = errs
 		return h.renderAlert(c, status, cur, f)
 	}
-	return redirect(c, fmt.Sprintf("/alerts/%d", id))
+	return redirectFlash(c, "Alert saved.", fmt.Sprintf("/alerts/%d", id))
 }
 
 func (h *Handler) toggleAlertPage(c echo.Context) error {
@@ -826,7 +830,11 @@ func (h *Handler) toggleAlertPage(c echo.Context) error {
 	if _, err := h.store.UpdateAlert(withoutCancel(c), id, in); err != nil {
 		return err
 	}
-	return redirect(c, "/alerts")
+	msg := "Alert disabled."
+	if enabled {
+		msg = "Alert enabled."
+	}
+	return redirectFlash(c, msg, "/alerts")
 }
 
 func (h *Handler) testAlertPage(c echo.Context) error {
@@ -837,7 +845,7 @@ func (h *Handler) testAlertPage(c echo.Context) error {
 	if _, err := h.sendTestAlert(withoutCancel(c), id); err != nil {
 		return err
 	}
-	return redirect(c, fmt.Sprintf("/alerts/%d", id))
+	return redirectFlash(c, "Test notification sent.", fmt.Sprintf("/alerts/%d", id))
 }
 
 func (h *Handler) deleteAlertPage(c echo.Context) error {
@@ -848,7 +856,7 @@ func (h *Handler) deleteAlertPage(c echo.Context) error {
 	if err := h.store.DeleteAlert(withoutCancel(c), id); err != nil {
 		return err
 	}
-	return redirect(c, "/alerts")
+	return redirectFlash(c, "Alert deleted.", "/alerts")
 }
 
 // ---- notifications ----
@@ -880,5 +888,5 @@ func (h *Handler) readNotificationsPage(c echo.Context) error {
 	if _, err := h.store.MarkNotificationsRead(withoutCancel(c), ids); err != nil {
 		return err
 	}
-	return redirect(c, "/notifications")
+	return redirectFlash(c, "Notifications marked read.", "/notifications")
 }

@@ -19,6 +19,7 @@ func (h *Handler) routes(e *echo.Echo) {
 	e.Pre(securityHeaders, h.checkHost)
 	e.Use(middleware.Recover())
 	e.Use(h.requireAuth)
+	e.Use(takeFlash)
 	e.Use(h.sameOrigin)
 	e.Use(limitBody)
 	e.Use(refuseNUL)

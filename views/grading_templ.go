@@ -254,9 +254,9 @@ func GradingPage(run *store.Run, models []string, v GradingView) templ.Component
 					return templ_7745c5c3_Err
 				}
 				var templ_7745c5c3_Var9 string
-				templ_7745c5c3_Var9, templ_7745c5c3_Err = templ.JoinStringErrs(string(s))
+				templ_7745c5c3_Var9, templ_7745c5c3_Err = templ.JoinStringErrs(ItemStatusWord(s))
 				if templ_7745c5c3_Err != nil {
-					return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/grading.templ`, Line: 118, Col: 86}
+					return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/grading.templ`, Line: 118, Col: 94}
 				}
 				_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var9))
 				if templ_7745c5c3_Err != nil {

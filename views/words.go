@@ -1,0 +1,192 @@
+package views
+
+import (
+	"fmt"
+	"strings"
+
+	"tribunal/store"
+)
+
+// The one vocabulary of the pages: every enum a page shows goes through one
+// function here, so a value reads the same everywhere. Raw values stay in
+// data-* attributes, titles, option values and the API.
+
+// RunStatusWord is a run status in words: RUNNING → "Running".
+func RunStatusWord(s store.RunStatus) string {
+	switch s {
+	case store.RunPending:
+		return "Pending"
+	case store.RunRunning:
+		return "Running"
+	case store.RunPaused:
+		return "Paused"
+	case store.RunFinished:
+		return "Finished"
+	case store.RunFailed:
+		return "Failed"
+	case store.RunCancelled:
+		return "Cancelled"
+	}
+	return humanize(string(s))
+}
+
+// ItemStatusWord is an item status in words: WAITING_FOR_JUDGE → "Waiting for judge".
+func ItemStatusWord(s store.ItemStatus) string {
+	switch s {
+	case store.ItemNew:
+		return "New"
+	case store.ItemInProgress:
+		return "In progress"
+	case store.ItemWaitingForJudge:
+		return "Waiting for judge"
+	case store.ItemJudging:
+		return "Judging"
+	case store.ItemCompleted:
+		return "Completed"
+	case store.ItemFailed:
+		return "Failed"
+	}
+	return humanize(string(s))
+}
+
+// statusWord words a status badge's value, a run's or an item's (the two
+// vocabularies share only FAILED, which reads the same in both).
+func statusWord(s string) string {
+	if isRunStatus(s) {
+		return RunStatusWord(store.RunStatus(s))
+	}
+	return ItemStatusWord(store.ItemStatus(s))
+}
+
+func isRunStatus(s string) bool {
+	switch store.RunStatus(s) {
+	case store.RunPending, store.RunRunning, store.RunPaused, store.RunFinished, store.RunFailed, store.RunCancelled:
+		return true
+	}
+	return false
+}
+
+// PhaseWord is a run's phase in words: JUDGING → "Judging".
+func PhaseWord(p store.Phase) string {
+	switch p {
+	case store.PhaseBenchmarking:
+		return "Answering"
+	case store.PhaseJudging:
+		return "Judging"
+	}
+	return humanize(string(p))
+}
+
+// ProviderTypeWord is a provider type in words: "OpenAI-compatible", not
+// CUSTOM_OPEN_AI_COMPATIBLE.
+func ProviderTypeWord(t store.ProviderType) string {
+	switch t {
+	case store.ProviderOpenAI:
+		return "OpenAI"
+	case store.ProviderOllama:
+		return "Ollama"
+	case store.ProviderLMStudio:
+		return "LM Studio"
+	case store.ProviderOpenRouter:
+		return "OpenRouter"
+	case store.ProviderCustom:
+		return "OpenAI-compatible"
+	}
+	return humanize(string(t))
+}
+
+// ConditionWord is an alert condition as the words between the watched
+// value and the threshold: LESS_THAN → "less than".
+func ConditionWord(c string) string {
+	switch c {
+	case "LESS_THAN":
+		return "less than"
+	case "GREATER_THAN":
+		return "greater than"
+	case "EQUALS":
+		return "equals"
+	case "NOT_EQUALS":
+		return "does not equal"
+	case "PERCENTAGE_DROP":
+		return "drops by more than … %"
+	case "PERCENTAGE_RISE":
+		return "rises by more than … %"
+	case "ANOMALY_DETECTED":
+		return "is an anomaly"
+	}
+	return strings.ToLower(humanize(c))
+}
+
+// conditionRule is an alert rule in words: "score less than 7",
+// "score drops by more than 10 % vs the last 5 runs".
+func conditionRule(subject, c, threshold string, baseline int) string {
+	switch c {
+	case "PERCENTAGE_DROP":
+		return fmt.Sprintf("%s drops by more than %s %% vs the last %d runs", subject, threshold, baseline)
+	case "PERCENTAGE_RISE":
+		return fmt.Sprintf("%s rises by more than %s %% vs the last %d runs", subject, threshold, baseline)
+	case "ANOMALY_DETECTED":
+		return fmt.Sprintf("%s outside mean ± %s·sd of the last %d runs", subject, threshold, baseline)
+	}
+	return subject + " " + ConditionWord(c) + " " + threshold
+}
+
+// TriggerWord says what started a run or a schedule's firing.
+func TriggerWord(t string) string {
+	switch t {
+	case "MANUAL":
+		return "By hand"
+	case "SCHEDULED":
+		return "On schedule"
+	case "API":
+		return "API"
+	case "CLI":
+		return "Command line"
+	}
+	return humanize(t)
+}
+
+// FiringStatusWord is how a schedule's firing went: SKIPPED → "Skipped".
+func FiringStatusWord(s string) string {
+	switch s {
+	case store.FiringStarting:
+		return "Starting"
+	case store.FiringStarted:
+		return "Started"
+	case store.FiringWaiting:
+		return "Waiting"
+	case store.FiringSkipped:
+		return "Skipped"
+	case store.FiringError:
+		return "Error"
+	}
+	return humanize(s)
+}
+
+// DeliveryStatusWord is how a notification's delivery went: SENT → "Sent".
+func DeliveryStatusWord(s string) string {
+	switch s {
+	case store.DeliveryPending:
+		return "Pending"
+	case store.DeliverySending:
+		return "Sending"
+	case store.DeliverySent:
+		return "Sent"
+	case store.DeliveryFailed:
+		return "Failed"
+	}
+	return humanize(s)
+}
+
+// SeverityWord is an alert's severity: CRITICAL → "Critical".
+func SeverityWord(s string) string { return humanize(s) }
+
+// humanize is the fallback for a value the vocabulary does not know yet:
+// SOME_VALUE → "Some value".
+func humanize(s string) string {
+	if s == "" {
+		return ""
+	}
+	s = strings.ToLower(strings.ReplaceAll(s, "_", " "))
+	return strings.ToUpper(s[:1]) + s[1:]
+}
