@@ -1,0 +1,505 @@
+package handlers
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"tribunal/runs"
+	"tribunal/store"
+	"tribunal/views"
+)
+
+func (h *Handler) showRuns(c echo.Context) error {
+	f, err := h.runFilter(c)
+	if err != nil {
+		return err
+	}
+	ctx := c.Request().Context()
+	l := views.RunsList{Status: string(f.Status), Tag: f.Tag, CollectionID: f.CollectionID,
+		From: c.QueryParam("from"), To: c.QueryParam("to")}
+	// The list's Compare button sends the ticked runs here, so that too few
+	// are answered on the list itself.
+	if c.QueryParam("compare") != "" {
+		ids, err := queryRunIDs(c)
+		if err != nil {
+			return err
+		}
+		switch {
+		case len(ids) == 0:
+			l.CompareError = "Tick two or more runs to compare: none is ticked."
+		case len(ids) == 1:
+			l.CompareError = "Tick two or more runs to compare: only one is ticked."
+		case len(ids) > runs.MaxCompareRuns:
+			l.CompareError = fmt.Sprintf("Compare at most %d runs at a time (%d ticked).", runs.MaxCompareRuns, len(ids))
+		default:
+			parts := make([]string, len(ids))
+			for i, id := range ids {
+				parts[i] = strconv.FormatInt(id, 10)
+			}
+			return c.Redirect(http.StatusSeeOther, "/compare?run_ids="+strings.Join(parts, ","))
+		}
+		l.Ticked = map[int64]bool{}
+		for _, id := range ids {
+			l.Ticked[id] = true
+		}
+	}
+	page, err := h.store.Runs(ctx, f)
+	if err != nil {
+		return err
+	}
+	l.Page, l.Pages, l.Total = page.Page, page.Pages(), page.Total
+	if l.Tags, err = h.store.AllTags(ctx); err != nil {
+		return err
+	}
+	if l.Collections, err = h.store.Collections(ctx); err != nil {
+		return err
+	}
+	now := time.Now()
+	for _, r := range page.Items {
+		prog, err := h.runs.Progress(ctx, &r)
+		if err != nil {
+			return err
+		}
+		g, err := h.runs.Glance(ctx, &r, prog, now)
+		if err != nil {
+			return err
+		}
+		l.Rows = append(l.Rows, views.RunRow{Run: r, Progress: prog, Glance: g})
+	}
+	return render(c, http.StatusOK, views.RunsPage(l))
+}
+
+func (h *Handler) newRunForm(c echo.Context, f views.NewRunForm) (views.NewRunForm, error) {
+	ctx := c.Request().Context()
+	var err error
+	if f.Providers, err = h.store.Providers(ctx); err != nil {
+		return f, err
+	}
+	if f.Collections, err = h.store.Collections(ctx); err != nil {
+		return f, err
+	}
+	if f.Active, err = h.store.FirstActiveRun(ctx); err != nil {
+		return f, err
+	}
+	if f.Judges, err = h.store.Judges(ctx); err != nil {
+		return f, err
+	}
+	if len(f.Targets) == 0 {
+		f.Targets = []views.ModelChoice{{}}
+	}
+	return f, nil
+}
+
+func (h *Handler) newRun(c echo.Context) error {
+	f, err := h.newRunForm(c, views.NewRunForm{})
+	if err != nil {
+		return err
+	}
+	return render(c, http.StatusOK, views.NewRunPage(f))
+}
+
+func (h *Handler) newRunTarget(c echo.Context) error {
+	i, err := queryInt(c, "i")
+	if err != nil {
+		return err
+	}
+	ps, err := h.store.Providers(c.Request().Context())
+	if err != nil {
+		return err
+	}
+	return render(c, http.StatusOK, views.ModelPicker("target", i, ps, views.ModelChoice{}))
+}
+
+// runFormInput reads the new-run form; picks that cannot be parsed stay in
+// the returned form so the page can show them again.
+func runFormInput(c echo.Context) (store.RunInput, views.NewRunForm, error) {
+	form, err := c.FormParams()
+	if err != nil {
+		return store.RunInput{}, views.NewRunForm{}, badRequest("unreadable form: %v", err)
+	}
+	f := views.NewRunForm{Name: form.Get("name"), Selected: map[int64]bool{}, Panel: map[int64]bool{}, Checks: map[string]bool{},
+		Repeats: form.Get("repeats"), SystemPrompt: form.Get("system_prompt"), ChecksOnly: form.Get("checks_only") != ""}
+	in := store.RunInput{Name: form.Get("name"), TriggeredBy: "MANUAL", SystemPrompt: form.Get("system_prompt"), Pairwise: form.Get("pairwise") != ""}
+	f.Pairwise = in.Pairwise
+	f.Weights = form.Get("weights")
+	parseID := func(field, v string) (int64, error) {
+		if strings.TrimSpace(v) == "" {
+			return 0, nil
+		}
+		id, err := strconv.ParseInt(v, 10, 64)
+		if err != nil {
+			return 0, &store.ValidationError{Field: field, Message: "is not a valid id"}
+		}
+		return id, nil
+	}
+	var firstErr error
+	keep := func(err error) {
+		if firstErr == nil {
+			firstErr = err
+		}
+	}
+	weights, err := parseWeights(f.Weights)
+	keep(err)
+	in.Weights = weights
+	jid, err := parseID("judge", form.Get("judge_provider_id"))
+	keep(err)
+	f.Judge = views.ModelChoice{ProviderID: jid, Model: form.Get("judge_model")}
+	for _, v := range form["judge_ids"] {
+		id, err := parseID("judge_ids", v)
+		keep(err)
+		if id > 0 {
+			f.Panel[id] = true
+			in.JudgeIDs = append(in.JudgeIDs, id)
+		}
+	}
+	// The single judge applies unless a panel or checks alone were chosen.
+	if len(in.JudgeIDs) == 0 && !f.ChecksOnly {
+		in.Judge = &store.ModelRef{ProviderID: jid, Model: form.Get("judge_model")}
+	}
+	for _, m := range form["metrics"] {
+		f.Checks[m] = true
+		in.Metrics = append(in.Metrics, m)
+	}
+	if len(in.Metrics) == len(store.CheckTypes) && !f.ChecksOnly {
+		in.Metrics = nil // every check on: the run scores everything, judge metrics included
+	}
+	if f.ChecksOnly && len(in.Metrics) == 0 {
+		keep(&store.ValidationError{Field: "metrics", Message: "a run without a judge needs at least one reference check"})
+	}
+	if r := strings.TrimSpace(form.Get("repeats")); r != "" {
+		n, err := strconv.Atoi(r)
+		if err != nil {
+			keep(&store.ValidationError{Field: "repeats", Message: "is not a whole number"})
+		}
+		in.Repeats = n
+	}
+	at := func(list []string, i int) string {
+		if i < len(list) {
+			return list[i]
+		}
+		return ""
+	}
+	providers, models := form["target_provider_id"], form["target_model"]
+	for i := range max(len(providers), len(models)) {
+		pv, mv := at(providers, i), at(models, i)
+		if strings.TrimSpace(pv) == "" && strings.TrimSpace(mv) == "" {
+			continue
+		}
+		pid, err := parseID(fmt.Sprintf("targets[%d]", i), pv)
+		keep(err)
+		choice := views.ModelChoice{ProviderID: pid, Model: mv, Temperature: at(form["target_temperature"], i),
+			MaxTokens: at(form["target_max_tokens"], i), ReasoningEffort: at(form["target_reasoning_effort"], i),
+			SystemPrompt: at(form["target_system_prompt"], i)}
+		f.Targets = append(f.Targets, choice)
+		set, err := targetSettings(fmt.Sprintf("targets[%d].settings", i), choice)
+		keep(err)
+		in.Targets = append(in.Targets, store.ModelRef{ProviderID: pid, Model: mv, Settings: set})
+	}
+	for _, v := range form["collection_ids"] {
+		id, err := parseID("collection_ids", v)
+		keep(err)
+		if id > 0 {
+			f.Selected[id] = true
+			in.CollectionIDs = append(in.CollectionIDs, id)
+		}
+	}
+	// The query picker and run tags (pages_import.go).
+	f.Pick, in.TaskSelection, in.TaskIDs, in.Tags, err = runPickInput(form)
+	keep(err)
+	return in, f, firstErr
+}
+
+// parseWeights reads "metric=weight, …".
+func parseWeights(text string) (map[string]float64, error) {
+	if strings.TrimSpace(text) == "" {
+		return nil, nil
+	}
+	out := map[string]float64{}
+	for _, part := range strings.Split(text, ",") {
+		name, value, ok := strings.Cut(part, "=")
+		name = strings.TrimSpace(name)
+		w, err := strconv.ParseFloat(strings.TrimSpace(value), 64)
+		if !ok || name == "" || err != nil {
+			return nil, &store.ValidationError{Field: "weights", Message: fmt.Sprintf("%q: write metric=weight, e.g. accuracy=2", strings.TrimSpace(part))}
+		}
+		out[name] = w
+	}
+	return out, nil
+}
+
+// targetSettings parses a target's settings as typed in the form; empty fields keep the model's defaults.
+func targetSettings(field string, c views.ModelChoice) (store.TargetSettings, error) {
+	set := store.TargetSettings{ReasoningEffort: c.ReasoningEffort, SystemPrompt: strings.TrimSpace(c.SystemPrompt)}
+	if v := strings.TrimSpace(c.Temperature); v != "" {
+		t, err := strconv.ParseFloat(v, 64)
+		if err != nil {
+			return set, &store.ValidationError{Field: field + ".temperature", Message: "is not a number"}
+		}
+		set.Temperature = &t
+	}
+	if v := strings.TrimSpace(c.MaxTokens); v != "" {
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil {
+			return set, &store.ValidationError{Field: field + ".max_tokens", Message: "is not a whole number"}
+		}
+		set.MaxTokens = &n
+	}
+	return set, nil
+}
+
+func (h *Handler) createRunForm(c echo.Context) error {
+	in, f, err := runFormInput(c)
+	var run *store.Run
+	if err == nil {
+		run, err = h.engine.StartRun(withoutCancel(c), in)
+	}
+	if err != nil {
+		status, msg, ok := formProblem(err)
+		if !ok {
+			return err
+		}
+		f.Error = msg
+		if f, err = h.newRunForm(c, f); err != nil {
+			return err
+		}
+		return render(c, status, views.NewRunPage(f))
+	}
+	return redirectFlash(c, "Run started.", fmt.Sprintf("/runs/%d", run.ID))
+}
+
+func progressView(run *store.Run, p runs.Progress, cur *store.CurrentWork) views.ProgressView {
+	return views.ProgressView{RunID: run.ID, Status: string(run.Status), Phase: string(run.Phase), Progress: p,
+		Current: cur, Elapsed: elapsed(run).String(), Error: run.Error}
+}
+
+func (h *Handler) progressOf(c echo.Context, run *store.Run) (views.ProgressView, runs.Progress, error) {
+	prog, err := h.runs.Progress(c.Request().Context(), run)
+	if err != nil {
+		return views.ProgressView{}, prog, err
+	}
+	cur, err := h.store.RunCurrent(c.Request().Context(), run.ID)
+	if err != nil {
+		return views.ProgressView{}, prog, err
+	}
+	return progressView(run, prog, cur), prog, nil
+}
+
+const perTaskLimit = 200
+
+func (h *Handler) showRun(c echo.Context) error {
+	id, err := pathID(c, "run")
+	if err != nil {
+		return err
+	}
+	ctx := c.Request().Context()
+	run, err := h.store.Run(ctx, id)
+	if err != nil {
+		return err
+	}
+	d := views.RunPageData{Run: run}
+	var prog runs.Progress
+	if d.Progress, prog, err = h.progressOf(c, run); err != nil {
+		return err
+	}
+	if prog.Failed > 0 {
+		if d.Failures, err = h.runs.Failures(ctx, id); err != nil {
+			return err
+		}
+	}
+	if d.Logs, err = h.store.LastRunLogs(ctx, id, 200); err != nil {
+		return err
+	}
+	sum, err := h.runs.Summary(ctx, run, prog)
+	if err != nil {
+		return err
+	}
+	if d.Results, err = h.resultsView(ctx, run, prog, sum, false); err != nil {
+		return err
+	}
+	if d.Items, err = h.itemsTable(c, run); err != nil {
+		return err
+	}
+	return render(c, http.StatusOK, views.RunPage(d))
+}
+
+func (h *Handler) itemsTable(c echo.Context, run *store.Run) (views.ItemsTable, error) {
+	f, err := h.itemFilter(c)
+	if err != nil {
+		return views.ItemsTable{}, err
+	}
+	page, err := h.store.RunItems(c.Request().Context(), run.ID, f)
+	if err != nil {
+		return views.ItemsTable{}, err
+	}
+	t := views.ItemsTable{RunID: run.ID, Status: string(f.Status), Model: f.Model, Page: page}
+	seen := map[string]bool{}
+	for _, tg := range run.Targets {
+		if !seen[tg.Model] {
+			seen[tg.Model] = true
+			t.Models = append(t.Models, tg.Model)
+		}
+	}
+	return t, nil
+}
+
+func (h *Handler) runItemsPartial(c echo.Context) error {
+	id, err := pathID(c, "run")
+	if err != nil {
+		return err
+	}
+	run, err := h.store.Run(c.Request().Context(), id)
+	if err != nil {
+		return err
+	}
+	t, err := h.itemsTable(c, run)
+	if err != nil {
+		return err
+	}
+	return render(c, http.StatusOK, views.ItemsTableView(t))
+}
+
+func (h *Handler) runResultsPartial(c echo.Context) error {
+	id, err := pathID(c, "run")
+	if err != nil {
+		return err
+	}
+	run, err := h.store.Run(c.Request().Context(), id)
+	if err != nil {
+		return err
+	}
+	prog, err := h.runs.Progress(c.Request().Context(), run)
+	if err != nil {
+		return err
+	}
+	sum, err := h.runs.Summary(c.Request().Context(), run, prog)
+	if err != nil {
+		return err
+	}
+	v, err := h.resultsView(c.Request().Context(), run, prog, sum, c.QueryParam("analysis") != "")
+	if err != nil {
+		return err
+	}
+	return render(c, http.StatusOK, views.RunResults(v))
+}
+
+// runFailuresPartial is the table of a run's failures, reloaded when a watched run ends.
+func (h *Handler) runFailuresPartial(c echo.Context) error {
+	id, err := pathID(c, "run")
+	if err != nil {
+		return err
+	}
+	if _, err := h.store.Run(c.Request().Context(), id); err != nil {
+		return err
+	}
+	groups, err := h.runs.Failures(c.Request().Context(), id)
+	if err != nil {
+		return err
+	}
+	return render(c, http.StatusOK, views.RunFailures(id, groups))
+}
+
+// runActionPage pauses, resumes or cancels, answering the new progress panel.
+func (h *Handler) runActionPage(c echo.Context) error {
+	id, err := pathID(c, "run")
+	if err != nil {
+		return err
+	}
+	run, err := h.runAction(c, id, c.Param("action"))
+	if err != nil && !errors.Is(err, store.ErrConflict) {
+		return err
+	}
+	if run == nil {
+		return err
+	}
+	p, _, perr := h.progressOf(c, run)
+	if perr != nil {
+		return perr
+	}
+	if err != nil {
+		p.Error = err.Error()
+	}
+	return render(c, http.StatusOK, views.RunProgress(p))
+}
+
+// retryJudgingPage re-queues the items whose judging failed and reloads the run page.
+func (h *Handler) retryJudgingPage(c echo.Context) error {
+	return h.requeuePage(c, h.runs.RetryJudging, "no item of this run failed in judging")
+}
+
+// retryFailedPage re-queues an ended run's failed items and reloads the run page.
+func (h *Handler) retryFailedPage(c echo.Context) error {
+	return h.requeuePage(c, h.runs.RetryFailed, "no item of this run failed")
+}
+
+// requeuePage sends items of a run back with requeue and reloads the run
+// page; none is the conflict shown when there was nothing to send back.
+func (h *Handler) requeuePage(c echo.Context, requeue func(context.Context, int64) (int64, error), none string) error {
+	id, err := pathID(c, "run")
+	if err != nil {
+		return err
+	}
+	n, err := requeue(withoutCancel(c), id)
+	if err != nil {
+		return err
+	}
+	if n == 0 {
+		return echo.NewHTTPError(http.StatusConflict, none)
+	}
+	return redirectFlash(c, "Items sent back for another try.", fmt.Sprintf("/runs/%d", id))
+}
+
+// resultsView adds judge agreement and the run's statistics to the aggregates.
+//
+// The statistics cost a pass over every item, so a page never waits for
+// them: it shows the cached ones (a live run's may lag a few items behind)
+// or, with none cached, loads them in a second request (compute = true).
+func (h *Handler) resultsView(ctx context.Context, run *store.Run, prog runs.Progress, sum *runs.Summary, compute bool) (views.RunResultsView, error) {
+	v := views.RunResultsView{Run: run, Summary: sum}
+	a, fresh, ok, err := h.runs.Analysis(ctx, run, prog, compute)
+	if err != nil {
+		return v, err
+	}
+	if !ok || (!fresh && !run.Active()) {
+		v.AnalysisPending = true
+		return v, nil
+	}
+	v.Agreement, v.Analysis = &a.Agreement, a.Report
+	if run.Options.Pairwise {
+		pv, err := h.pairwiseView(ctx, run)
+		if err != nil {
+			return v, err
+		}
+		v.Pairwise = &pv
+	}
+	return v, nil
+}
+
+func (h *Handler) rerunPage(c echo.Context) error {
+	id, err := pathID(c, "run")
+	if err != nil {
+		return err
+	}
+	run, err := h.runs.Rerun(withoutCancel(c), id, "MANUAL")
+	if err != nil {
+		return err
+	}
+	return redirectFlash(c, "New run started from this run's setup.", fmt.Sprintf("/runs/%d", run.ID))
+}
+
+func (h *Handler) deleteRunPage(c echo.Context) error {
+	id, err := pathID(c, "run")
+	if err != nil {
+		return err
+	}
+	if err := h.runs.Delete(withoutCancel(c), id); err != nil {
+		return err
+	}
+	return redirectFlash(c, "Run deleted.", "/runs")
+}
