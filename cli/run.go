@@ -285,10 +285,7 @@ func (e *env) finish(ctx context.Context, st *store.Store, runID int64, f *runfi
 		return failErr("%v", err)
 	}
 	bestOverall, bestValue := sum.Best.OverallTargetID, sum.Best.ValueTargetID
-	metrics, err := runs.Metrics(ctx, st, run)
-	if err != nil {
-		return failErr("%v", err)
-	}
+	metrics := runs.MetricsOf(run, sum)
 	took := ""
 	if run.StartedAt != nil && run.FinishedAt != nil {
 		took = " in " + run.FinishedAt.Sub(*run.StartedAt).Round(100*time.Millisecond).String()

@@ -15,6 +15,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/a-h/templ"
 	"github.com/labstack/echo/v4"
@@ -36,6 +37,8 @@ type Handler struct {
 	hosts     hostGuard
 	authToken string
 	metrics   *metrics.Metrics
+	// openAPI is the API's description, built once from the route table.
+	openAPI func() map[string]any
 }
 
 // Option configures New.
@@ -67,6 +70,7 @@ func New(st *store.Store, eng *engine.Engine, logger *slog.Logger, opts ...Optio
 	e.HideBanner, e.HidePort = true, true
 	e.HTTPErrorHandler = h.handleError
 	h.routes(e)
+	h.openAPI = sync.OnceValue(func() map[string]any { return openAPI(h.apiRoutes()) })
 	return e
 }
 

@@ -317,5 +317,5 @@ func jsonFields(t reflect.Type) []jsonField {
 
 // apiOpenAPI answers the OpenAPI document of the API routes.
 func (h *Handler) apiOpenAPI(c echo.Context) error {
-	return c.JSON(http.StatusOK, openAPI(h.apiRoutes()))
+	return c.JSON(http.StatusOK, h.openAPI())
 }

@@ -105,9 +105,7 @@ func Load(ctx context.Context, svc *runs.Service, runID int64) (*Data, error) {
 	if d.Progress, d.Summary, err = svc.Results(ctx, run); err != nil {
 		return nil, err
 	}
-	if d.Metrics, err = runs.Metrics(ctx, st, run); err != nil {
-		return nil, err
-	}
+	d.Metrics = runs.MetricsOf(run, d.Summary)
 	tasks, err := st.RunTaskList(ctx, runID)
 	if err != nil {
 		return nil, err

@@ -11,24 +11,43 @@ import (
 // judge score, on the judges' scale), each judge metric by name (mean over
 // the panel), check_<type>, pass_rate, latency_ms, tokens_per_s, cost_usd
 // (models and judges) and error_rate (failed items / items). Metrics with no
-// data are absent.
+// data are absent. They come from the run's summary: no scan of their own.
 func Metrics(ctx context.Context, st *store.Store, run *store.Run) (*store.RunMetrics, error) {
-	m, _, err := metrics(ctx, st, run)
-	return m, err
-}
-
-// NormalizedMetrics are Metrics with every judge score mapped to 0–1 by the
-// judges' scale, plus "overall" (the mean item overall, 0–1): what KPI
-// formulas and alerts read, so runs judged on 1–5 and on 1–10 compare.
-func NormalizedMetrics(ctx context.Context, st *store.Store, run *store.Run) (*store.RunMetrics, error) {
-	m, b, err := metrics(ctx, st, run)
+	sum, err := summaryNow(ctx, st, run)
 	if err != nil {
 		return nil, err
 	}
+	return MetricsOf(run, sum), nil
+}
+
+// NormalizedMetrics are NormalizedMetricsOf the run's summary.
+func NormalizedMetrics(ctx context.Context, st *store.Store, run *store.Run) (*store.RunMetrics, error) {
+	sum, err := summaryNow(ctx, st, run)
+	if err != nil {
+		return nil, err
+	}
+	return NormalizedMetricsOf(run, sum), nil
+}
+
+// summaryNow is the run's summary for its current item counts (stored, or computed).
+func summaryNow(ctx context.Context, st *store.Store, run *store.Run) (*Summary, error) {
+	counts, err := st.RunProgress(ctx, run.ID)
+	if err != nil {
+		return nil, err
+	}
+	prog := progressOf(counts)
+	return summaryOf(ctx, st, run, prog, summaryStamp(run, prog))
+}
+
+// NormalizedMetricsOf are MetricsOf with every judge score mapped to 0–1 by
+// the judges' scale, plus "overall" (the mean item overall, 0–1): what KPI
+// formulas and alerts read, so runs judged on 1–5 and on 1–10 compare.
+func NormalizedMetricsOf(run *store.Run, sum *Summary) *store.RunMetrics {
+	m := MetricsOf(run, sum)
 	if len(run.Judges) > 0 {
 		lo, hi := float64(run.Judges[0].ScaleMin), float64(run.Judges[0].ScaleMax)
 		judged := map[string]bool{"score": true}
-		for _, mm := range b.Metrics {
+		for _, mm := range sum.Breakdown.Metrics {
 			if strings.HasPrefix(mm.Source, "judge:") {
 				judged[mm.Metric] = true
 			}
@@ -45,44 +64,30 @@ func NormalizedMetrics(ctx context.Context, st *store.Store, run *store.Run) (*s
 			norm(vals)
 		}
 	}
-	tasks, err := st.TaskOveralls(ctx, run.ID, ItemWeights(run))
-	if err != nil {
-		return nil, err
-	}
 	label := map[int64]string{}
 	for _, t := range run.Targets {
 		label[t.ID] = t.Label()
 	}
-	type acc struct{ sum, n float64 }
-	all, per := acc{}, map[int64]*acc{}
-	for _, t := range tasks {
-		all.sum, all.n = all.sum+t.Overall, all.n+1
-		if per[t.RunTargetID] == nil {
-			per[t.RunTargetID] = &acc{}
+	// The run's overall is the mean over every (model, task), as each model's is over its tasks.
+	var total, tasks float64
+	for _, ms := range sum.Models {
+		if ms.OverallCI == nil {
+			continue
 		}
-		per[t.RunTargetID].sum += t.Overall
-		per[t.RunTargetID].n++
-	}
-	if all.n > 0 {
-		m.Overall["overall"] = all.sum / all.n
-	}
-	for id, a := range per {
-		if vals := m.PerModel[label[id]]; vals != nil {
-			vals["overall"] = a.sum / a.n
+		total += ms.OverallCI.Mean / 100 * float64(ms.OverallCI.N)
+		tasks += float64(ms.OverallCI.N)
+		if vals := m.PerModel[label[ms.TargetID]]; vals != nil {
+			vals["overall"] = ms.OverallCI.Mean / 100
 		}
 	}
-	return m, nil
+	if tasks > 0 {
+		m.Overall["overall"] = total / tasks
+	}
+	return m
 }
 
-func metrics(ctx context.Context, st *store.Store, run *store.Run) (*store.RunMetrics, *store.Breakdown, error) {
-	sum, err := st.RunSummary(ctx, run.ID, 0)
-	if err != nil {
-		return nil, nil, err
-	}
-	b, err := st.RunBreakdown(ctx, run.ID)
-	if err != nil {
-		return nil, nil, err
-	}
+// MetricsOf computes Metrics from a run's summary.
+func MetricsOf(run *store.Run, sum *Summary) *store.RunMetrics {
 	out := &store.RunMetrics{Overall: statsMetrics(sum.Overall), PerModel: map[string]map[string]float64{}}
 	label := map[int64]string{}
 	for _, t := range run.Targets {
@@ -95,7 +100,7 @@ func metrics(ctx context.Context, st *store.Store, run *store.Run) (*store.RunMe
 	type acc struct{ sum, n float64 }
 	overall := map[string]*acc{}
 	perModel := map[int64]map[string]*acc{}
-	for _, m := range b.Metrics {
+	for _, m := range sum.Breakdown.Metrics {
 		if m.Metric == "score" || m.Source == "measure" {
 			continue // the item score is the panel's mean already; measured values are in the stats
 		}
@@ -118,7 +123,7 @@ func metrics(ctx context.Context, st *store.Store, run *store.Run) (*store.RunMe
 			out.PerModel[label[id]][name] = a.sum / a.n
 		}
 	}
-	return out, b, nil
+	return out
 }
 
 func statsMetrics(st store.Stats) map[string]float64 {

@@ -142,15 +142,10 @@ func (p *pace) done(runID int64, start, end time.Time) {
 }
 
 // Snapshot computes an ended run's summary and stores it, so that its first
-// view in any process needs no scan (the watch evaluator calls it as runs end).
-func Snapshot(ctx context.Context, st *store.Store, run *store.Run) error {
-	counts, err := st.RunProgress(ctx, run.ID)
-	if err != nil {
-		return err
-	}
-	prog := progressOf(counts)
-	_, err = summaryOf(ctx, st, run, prog, summaryStamp(run, prog))
-	return err
+// view in any process needs no scan (the watch evaluator calls it as runs
+// end, and reads the run's metrics from it).
+func Snapshot(ctx context.Context, st *store.Store, run *store.Run) (*Summary, error) {
+	return summaryNow(ctx, st, run)
 }
 
 // summaryStamp is what a summary depends on: the run's status and item counts.

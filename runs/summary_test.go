@@ -284,7 +284,7 @@ func TestSummarySnapshot(t *testing.T) {
 		ctx := context.Background()
 		b := newBench(t, st, MinScored, map[string]int{"good": 9, "bad": 2}, []store.Check{{Type: "contains", Value: "answer"}})
 		run := b.run(t, store.RunInput{}, "good", "bad")
-		if err := Snapshot(ctx, st, run); err != nil {
+		if _, err := Snapshot(ctx, st, run); err != nil {
 			t.Fatal(err)
 		}
 		counts, err := st.RunProgress(ctx, run.ID)

@@ -576,14 +576,6 @@ func (p Progress) Benchmarked() int64 {
 // Done counts items that need nothing more: COMPLETED or FAILED.
 func (p Progress) Done() int64 { return p.ByStatus[ItemCompleted] + p.ByStatus[ItemFailed] }
 
-// Percent is Done as a percentage of Total.
-func (p Progress) Percent() int {
-	if p.Total == 0 {
-		return 0
-	}
-	return int(p.Done() * 100 / p.Total)
-}
-
 // RunProgress counts a run's items by status.
 func (s *Store) RunProgress(ctx context.Context, runID int64) (Progress, error) {
 	type row struct {

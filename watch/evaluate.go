@@ -123,18 +123,16 @@ func (e *Evaluator) evaluate(ctx context.Context, t store.EvalTask) error {
 			}
 		}
 	}
-	// The run's page and JSON read its summary from now on; computing it
-	// here spares the first viewer the scan.
-	if err := runs.Snapshot(ctx, e.st, run); err != nil {
-		e.log.WarnContext(ctx, "summary snapshot", "run_id", run.ID, "err", err)
+	// The run's page and JSON read its summary from now on (computing it
+	// here spares the first viewer the scan), and so do its metrics.
+	sum, err := runs.Snapshot(ctx, e.st, run)
+	if err != nil {
+		return err
 	}
 	if run.Status == store.RunCancelled {
 		return nil // partial results: no KPI values, no alerts
 	}
-	rm, err := runs.NormalizedMetrics(ctx, e.st, run)
-	if err != nil {
-		return err
-	}
+	rm := runs.NormalizedMetricsOf(run, sum)
 	metrics := metricRows(rm, run.Targets)
 	kpis, err := e.st.KPIsForRun(ctx, run)
 	if err != nil {
