@@ -309,15 +309,3 @@ func (h *Handler) apiExportRun(c echo.Context) error {
 	}
 	return nil
 }
-
-// elapsed is how long a run has been going (or went).
-func elapsed(r *store.Run) time.Duration {
-	if r.StartedAt == nil {
-		return 0
-	}
-	end := time.Now()
-	if r.FinishedAt != nil {
-		end = *r.FinishedAt
-	}
-	return end.Sub(*r.StartedAt).Round(time.Second)
-}

@@ -276,7 +276,7 @@ func (h *Handler) createRunForm(c echo.Context) error {
 
 func progressView(run *store.Run, p runs.Progress, cur *store.CurrentWork) views.ProgressView {
 	return views.ProgressView{RunID: run.ID, Status: string(run.Status), Phase: string(run.Phase), Progress: p,
-		Current: cur, Elapsed: elapsed(run).String(), Error: run.Error}
+		Current: cur, Elapsed: run.Elapsed(time.Now()).Round(time.Second).String(), Error: run.Error}
 }
 
 func (h *Handler) progressOf(c echo.Context, run *store.Run) (views.ProgressView, runs.Progress, error) {

@@ -254,11 +254,7 @@ func buildRun(ctx context.Context, svc *runs.Service, runID int64, maxItems int)
 		v.Judges = append(v.Judges, jv)
 	}
 	o := sum.Overall
-	var totalCost *float64
-	if o.CostUSD != nil || o.JudgeCostUSD != nil {
-		c := deref(o.CostUSD) + deref(o.JudgeCostUSD)
-		totalCost = &c
-	}
+	totalCost := o.TotalCostUSD()
 	v.Cards = []card{
 		{"Mean score", fnum(o.AvgScore, 2), fmt.Sprintf("pass at ≥ %s", strconv.FormatFloat(sum.PassThreshold, 'f', -1, 64))},
 		{"Pass rate", fpct(o.PassRate), fmt.Sprintf("%d of %d scored", o.Passed, o.Scored)},
@@ -341,13 +337,6 @@ func buildRun(ctx context.Context, svc *runs.Service, runID int64, maxItems int)
 	}
 	v.Charts = v.charts()
 	return v, nil
-}
-
-func deref(p *float64) float64 {
-	if p == nil {
-		return 0
-	}
-	return *p
 }
 
 func itemRowOf(it *Item) itemRow {

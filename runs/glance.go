@@ -32,13 +32,7 @@ type Glance struct {
 // a big run on every view. Without one its figures are nil.
 func (s *Service) Glance(ctx context.Context, run *store.Run, prog Progress, now time.Time) (Glance, error) {
 	g := Glance{Failed: prog.Failed, Provisional: run.Status.Active()}
-	if run.StartedAt != nil {
-		end := now
-		if run.FinishedAt != nil {
-			end = *run.FinishedAt
-		}
-		g.Duration = max(end.Sub(*run.StartedAt), 0)
-	}
+	g.Duration = run.Elapsed(now)
 	var sum *Summary
 	if g.Provisional {
 		sum, _, _ = s.summaries.get(run.ID, "")
@@ -52,15 +46,7 @@ func (s *Service) Glance(ctx context.Context, run *store.Run, prog Progress, now
 		return g, nil
 	}
 	g.PassRate = sum.Overall.PassRate
-	if c, j := sum.Overall.CostUSD, sum.Overall.JudgeCostUSD; c != nil || j != nil {
-		total := 0.0
-		for _, p := range []*float64{c, j} {
-			if p != nil {
-				total += *p
-			}
-		}
-		g.CostUSD = &total
-	}
+	g.CostUSD = sum.Overall.TotalCostUSD()
 	g.Note = sum.Best.Note
 	best := sum.Best.OverallTargetID
 	if best == 0 && len(run.Targets) == 1 {

@@ -137,16 +137,7 @@ func statsMetrics(st store.Stats) map[string]float64 {
 	set("pass_rate", st.PassRate)
 	set("latency_ms", st.AvgTimeMs)
 	set("tokens_per_s", st.AvgTPS)
-	if st.CostUSD != nil || st.JudgeCostUSD != nil {
-		var c float64
-		if st.CostUSD != nil {
-			c += *st.CostUSD
-		}
-		if st.JudgeCostUSD != nil {
-			c += *st.JudgeCostUSD
-		}
-		out["cost_usd"] = c
-	}
+	set("cost_usd", st.TotalCostUSD())
 	if st.Items > 0 {
 		out["error_rate"] = float64(st.Failed) / float64(st.Items)
 	}

@@ -166,6 +166,18 @@ type Run struct {
 // Active reports whether the run still has work ahead of it.
 func (r *Run) Active() bool { return r.Status.Active() }
 
+// Elapsed is how long the run has been going (or went), pauses included; 0 before it started.
+func (r *Run) Elapsed(now time.Time) time.Duration {
+	if r.StartedAt == nil {
+		return 0
+	}
+	end := now
+	if r.FinishedAt != nil {
+		end = *r.FinishedAt
+	}
+	return max(end.Sub(*r.StartedAt), 0)
+}
+
 // RunCollection records which collection a run drew its tasks from.
 type RunCollection struct {
 	ID             int64  `json:"-"`

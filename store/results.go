@@ -187,6 +187,20 @@ type Stats struct {
 	JudgeCostUSD *float64 `json:"judge_cost_usd" gorm:"column:judge_cost_usd"`
 }
 
+// TotalCostUSD is what the models and the judges cost together; nil when neither has a price.
+func (st Stats) TotalCostUSD() *float64 {
+	if st.CostUSD == nil && st.JudgeCostUSD == nil {
+		return nil
+	}
+	var c float64
+	for _, p := range []*float64{st.CostUSD, st.JudgeCostUSD} {
+		if p != nil {
+			c += *p
+		}
+	}
+	return &c
+}
+
 func (st *Stats) finish() {
 	if st.Scored > 0 {
 		r := float64(st.Passed) / float64(st.Scored)
