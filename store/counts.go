@@ -14,7 +14,7 @@ func (s *Store) RunCounts(ctx context.Context) (map[RunStatus]int64, error) {
 		Status RunStatus
 		N      int64
 	}
-	if err := s.conn(ctx).Table("runs").Select("status, COUNT(*) AS n").Group("status").Scan(&rows).Error; err != nil {
+	if err := s.conn(ctx).Model(&Run{}).Select("status, COUNT(*) AS n").Group("status").Scan(&rows).Error; err != nil {
 		return nil, fmt.Errorf("store: count runs: %w", err)
 	}
 	out := make(map[RunStatus]int64, len(RunStatuses))
@@ -36,7 +36,7 @@ func (s *Store) ActiveItemCounts(ctx context.Context) (map[ItemStatus]int64, err
 		Status ItemStatus
 		N      int64
 	}
-	active := s.conn(ctx).Table("runs").Select("id").Where("status IN ?", ActiveRunStatuses)
+	active := s.conn(ctx).Model(&Run{}).Select("id").Where("status IN ?", ActiveRunStatuses)
 	if err := s.conn(ctx).Table("items").Select("status, COUNT(*) AS n").Where("run_id IN (?)", active).
 		Group("status").Scan(&rows).Error; err != nil {
 		return nil, fmt.Errorf("store: count items of active runs: %w", err)

@@ -78,5 +78,13 @@ func TestStatusCounts(t *testing.T) {
 		if runs[store.RunCancelled] != 1 || runs[store.RunRunning] != 0 || items[store.ItemNew] != 0 || items[store.ItemInProgress] != 0 {
 			t.Errorf("after cancel: runs %v, items %v", runs, items)
 		}
+
+		// A deleted run is counted no more, though its rows wait to be purged.
+		if err := st.DeleteRun(ctx, run.ID); err != nil {
+			t.Fatal(err)
+		}
+		if runs, _ = st.RunCounts(ctx); runs[store.RunCancelled] != 0 {
+			t.Errorf("after delete: runs %v", runs)
+		}
 	})
 }
