@@ -397,9 +397,9 @@ func (s *Store) DeleteProvider(ctx context.Context, id int64) error {
 		}
 		var n int64
 		err := tx.conn(ctx).Model(&Run{}). // a deleted run (being purged) holds nothing
-			Where("status IN ?", ActiveRunStatuses).
-			Where("id IN (SELECT run_id FROM run_targets WHERE provider_id = ? UNION SELECT run_id FROM run_judges WHERE provider_id = ?)", id, id).
-			Count(&n).Error
+							Where("status IN ?", ActiveRunStatuses).
+							Where("id IN (SELECT run_id FROM run_targets WHERE provider_id = ? UNION SELECT run_id FROM run_judges WHERE provider_id = ?)", id, id).
+							Count(&n).Error
 		if err != nil {
 			return fmt.Errorf("store: delete provider: %w", err)
 		}
