@@ -396,10 +396,11 @@ func (s *Store) DeleteProvider(ctx context.Context, id int64) error {
 			return err
 		}
 		var n int64
-		err := tx.conn(ctx).Model(&Run{}). // a deleted run (being purged) holds nothing
-							Where("status IN ?", ActiveRunStatuses).
-							Where("id IN (SELECT run_id FROM run_targets WHERE provider_id = ? UNION SELECT run_id FROM run_judges WHERE provider_id = ?)", id, id).
-							Count(&n).Error
+		// Model(&Run{}): a deleted run, waiting to be purged, holds nothing.
+		err := tx.conn(ctx).Model(&Run{}).
+			Where("status IN ?", ActiveRunStatuses).
+			Where("id IN (SELECT run_id FROM run_targets WHERE provider_id = ? UNION SELECT run_id FROM run_judges WHERE provider_id = ?)", id, id).
+			Count(&n).Error
 		if err != nil {
 			return fmt.Errorf("store: delete provider: %w", err)
 		}
