@@ -178,16 +178,22 @@ func TestEveryPageFitsAPhone(t *testing.T) {
 // has a name a screen reader can say; text in <main> (and the nav) meets
 // 4.5:1 contrast against what is behind it. It answers the problems found.
 const a11yScript = `(() => {
+	// Colours are read as they end, not half-way through a transition.
+	const still = document.createElement("style");
+	still.textContent = "*, *::before, *::after { transition: none !important; animation: none !important; }";
+	document.head.append(still);
+	document.body.offsetHeight;
 	const problems = [];
 	const h1 = document.querySelectorAll("h1").length;
 	if (h1 !== 1) problems.push(h1 + " h1 elements, want 1");
 
-	const visible = e => !!(e.offsetWidth || e.offsetHeight || e.getClientRects().length) && getComputedStyle(e).visibility !== "hidden";
+	// Not inside a closed <details> (content-visibility), not hidden.
+	const visible = e => e.checkVisibility({contentVisibilityAuto: true, visibilityProperty: true, opacityProperty: true});
 	for (const c of document.querySelectorAll("input, select, textarea, button")) {
 		if (c.type === "hidden" || !visible(c)) continue;
 		const named = (c.getAttribute("aria-label") || "").trim() || c.getAttribute("aria-labelledby") || (c.title || "").trim() ||
-			(c.labels && [...c.labels].some(l => l.innerText.trim())) ||
-			((c.tagName === "BUTTON" || c.type === "submit" || c.type === "button") && (c.innerText || c.value || "").trim()) ||
+			(c.labels && [...c.labels].some(l => l.textContent.trim())) ||
+			((c.tagName === "BUTTON" || c.type === "submit" || c.type === "button") && (c.textContent || c.value || "").trim()) ||
 			(c.placeholder || "").trim();
 		if (!named) problems.push("unlabelled " + c.tagName.toLowerCase() + (c.name ? "[name=" + c.name + "]" : "") + (c.id ? "#" + c.id : ""));
 	}
