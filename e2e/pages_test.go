@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/emulation"
 	"github.com/chromedp/chromedp"
 
 	"tribunal/llm/llmtest"
@@ -241,6 +243,24 @@ const a11yScript = `(() => {
 	return problems;
 })()`
 
+// focusScript focuses the first control of every group of controls and
+// checks the ring is drawn on that control, not around the group.
+const focusScript = `(() => {
+	const problems = [];
+	const ring = e => { const st = getComputedStyle(e); return (st.outlineStyle !== "none" && parseFloat(st.outlineWidth) > 0) || (st.boxShadow !== "none" && !/^rgba\(0, 0, 0, 0\)/.test(st.boxShadow)); };
+	for (const g of document.querySelectorAll("[role=group], [role=search]")) {
+		const c = [...g.querySelectorAll("input:not([type=hidden]), select, textarea, button, a[href]")].find(e => e.checkVisibility() && !e.disabled);
+		if (!c) continue;
+		c.focus();
+		if (document.activeElement !== c) continue;
+		const what = c.tagName.toLowerCase() + (c.name ? "[name=" + c.name + "]" : "") + " «" + (c.textContent || "").trim().slice(0, 20) + "»";
+		if (!ring(c)) problems.push("focused " + what + " draws no focus ring");
+		if (ring(g)) problems.push("focusing " + what + " draws a ring around its whole group");
+		c.blur();
+	}
+	return problems;
+})()`
+
 // TestEveryPageIsAccessible runs the accessibility check over every page,
 // in the light and the dark theme, at 1400 × 1000.
 func TestEveryPageIsAccessible(t *testing.T) {
@@ -248,7 +268,13 @@ func TestEveryPageIsAccessible(t *testing.T) {
 	s := seedEverything(t)
 	b := newBrowser(t, s.URL)
 	shots := t.ArtifactDir()
-	b.do("a desktop viewport", 5*time.Second, chromedp.EmulateViewport(1400, 1000))
+	// Focus emulation: a headless tab's page has no focus of its own, and
+	// :focus would match nothing.
+	b.do("a desktop viewport", 5*time.Second, chromedp.EmulateViewport(1400, 1000),
+		chromedp.Func(func(ctx context.Context, tg *chromedp.Target) error {
+			_, err := cdp.Call(ctx, tg, emulation.SetFocusEmulationEnabled, emulation.SetFocusEmulationEnabledParams{Enabled: true})
+			return err
+		}))
 	for _, theme := range []string{"light", "dark"} {
 		b.open("/runs") // localStorage belongs to the app's origin
 		mustEval[bool](b, "theme "+theme, fmt.Sprintf(`(localStorage.setItem("tribunal-theme", %s), true)`, js(theme)))
@@ -257,6 +283,9 @@ func TestEveryPageIsAccessible(t *testing.T) {
 				b := b.withT(t)
 				b.settle(path)
 				for _, p := range mustEval[[]string](b, "accessibility", a11yScript) {
+					t.Error(p)
+				}
+				for _, p := range mustEval[[]string](b, "focus rings", focusScript) {
 					t.Error(p)
 				}
 				if theme == "light" {
