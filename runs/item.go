@@ -140,11 +140,11 @@ type ItemScore struct {
 
 // PairVerdict is one pairwise comparison the item's answer took part in.
 type PairVerdict struct {
-	ID          int64                  `json:"id"`
-	Judge       string                 `json:"judge"`
-	Status      store.ComparisonStatus `json:"status"`
-	Opponent    string                 `json:"opponent"`
-	OpponentID  int64                  `json:"opponent_item_id"`
+	ID         int64                  `json:"id"`
+	Judge      string                 `json:"judge"`
+	Status     store.ComparisonStatus `json:"status"`
+	Opponent   string                 `json:"opponent"`
+	OpponentID int64                  `json:"opponent_item_id"`
 	// Side is the side this item's target held: "A" or "B".
 	Side string `json:"side"`
 	// Outcome is from this item's side: won, lost, tie, or "" until judged.
@@ -237,8 +237,8 @@ func itemDetail(run *store.Run, w *store.WorkItem) *ItemDetail {
 		SystemPrompt: engine.SystemPrompt(w, run.Options),
 		Score:        w.Score, TimeMs: w.TimeMs, PromptTokens: w.PromptTokens, CompletionTokens: w.CompletionTokens,
 		TokensPerS: w.TokensPerS, AnswerCostUSD: w.CostUSD, JudgeCostUSD: w.JudgeCostUSD,
-		Attempts:  ItemAttempts{Answer: w.AnswerAttempts, Judge: w.JudgeAttempts, Failures: w.Failures},
-		Judges:    []JudgeVerdict{}, Checks: []ItemScore{}, Measures: []ItemScore{}, Comparisons: []PairVerdict{},
+		Attempts: ItemAttempts{Answer: w.AnswerAttempts, Judge: w.JudgeAttempts, Failures: w.Failures},
+		Judges:   []JudgeVerdict{}, Checks: []ItemScore{}, Measures: []ItemScore{}, Comparisons: []PairVerdict{},
 		UpdatedAt: w.UpdatedAt}
 	if w.CostUSD != nil {
 		total := *w.CostUSD + w.JudgeCostUSD

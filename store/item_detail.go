@@ -62,8 +62,12 @@ func (s *Store) ItemPlace(ctx context.Context, runID, itemID int64, f ItemFilter
 	var p ItemPlace
 	// Each query starts from a fresh filter: a GORM chain keeps its conditions.
 	for _, query := range []func(q *gorm.DB) error{
-		func(q *gorm.DB) error { return q.Select("COALESCE(MAX(i.id), 0)").Where("i.id < ?", itemID).Scan(&p.Prev).Error },
-		func(q *gorm.DB) error { return q.Select("COALESCE(MIN(i.id), 0)").Where("i.id > ?", itemID).Scan(&p.Next).Error },
+		func(q *gorm.DB) error {
+			return q.Select("COALESCE(MAX(i.id), 0)").Where("i.id < ?", itemID).Scan(&p.Prev).Error
+		},
+		func(q *gorm.DB) error {
+			return q.Select("COALESCE(MIN(i.id), 0)").Where("i.id > ?", itemID).Scan(&p.Next).Error
+		},
 		func(q *gorm.DB) error { return q.Where("i.id < ?", itemID).Count(&p.Before).Error },
 		func(q *gorm.DB) error { return q.Count(&p.Total).Error },
 	} {
