@@ -734,8 +734,8 @@ type requestRecord struct {
 	Settings store.TargetSettings `json:"settings"`
 }
 
-// systemPrompt is the task's own, else the target's, else the run's.
-func systemPrompt(w *store.WorkItem, opts store.RunOptions) string {
+// SystemPrompt is the system prompt an item's model is sent: the task's own, else the target's, else the run's.
+func SystemPrompt(w *store.WorkItem, opts store.RunOptions) string {
 	return cmp.Or(strings.TrimSpace(w.Task.SystemPrompt), strings.TrimSpace(w.Target.Settings.SystemPrompt), opts.SystemPrompt)
 }
 
@@ -746,7 +746,7 @@ func (e *Engine) benchmark(ctx context.Context, rs *runState, p *store.Provider,
 	defer stop()
 	set := w.Target.Settings
 	req := llm.Request{Model: w.Target.Model, Temperature: set.Temperature, MaxTokens: set.MaxTokens, ReasoningEffort: set.ReasoningEffort}
-	if sp := systemPrompt(w, rs.options); sp != "" {
+	if sp := SystemPrompt(w, rs.options); sp != "" {
 		req.Messages = append(req.Messages, llm.Message{Role: "system", Content: sp})
 	}
 	// A multi-turn task is one conversation: each turn sees the answers before it.

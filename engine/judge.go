@@ -70,6 +70,23 @@ func (pj *panelJudge) judgeRequest(ctx context.Context, w *store.WorkItem) (llm.
 		}}, nil
 }
 
+// JudgePrompt is the prompt a run judge is sent for an item, built by the
+// code that sends it, so a page can show it as sent.
+func JudgePrompt(ctx context.Context, j store.RunJudge, opts store.RunOptions, w *store.WorkItem) ([]llm.Message, error) {
+	pj := newPanelJudge(ctx, j, opts)
+	if pj.err != nil {
+		return nil, pj.err
+	}
+	req, err := pj.judgeRequest(ctx, w)
+	if err != nil {
+		return nil, err
+	}
+	return req.Messages, nil
+}
+
+// Answers is the model's answer to each turn of an item's task.
+func Answers(w *store.WorkItem) []string { return answers(w) }
+
 // answers is the model's answer to each turn of the item's task.
 func answers(w *store.WorkItem) []string {
 	if w.Answers != nil {

@@ -1,0 +1,83 @@
+package store
+
+import (
+	"context"
+	"fmt"
+
+	"gorm.io/gorm"
+)
+
+// ItemWork returns an item with its frozen task and target; an item of a
+// deleted run is not found.
+func (s *Store) ItemWork(ctx context.Context, itemID int64) (*WorkItem, error) {
+	var it Item
+	err := s.conn(ctx).
+		Where("EXISTS (SELECT 1 FROM runs WHERE runs.id = items.run_id AND runs.deleted_at IS NULL)").
+		Take(&it, itemID).Error
+	if err != nil {
+		return nil, fmt.Errorf("store: item: %w", notFound(err, "item", itemID))
+	}
+	w := WorkItem{Item: it}
+	if err := s.conn(ctx).Take(&w.Task, it.RunTaskID).Error; err != nil {
+		return nil, fmt.Errorf("store: item task: %w", err)
+	}
+	if err := s.conn(ctx).Take(&w.Target, it.RunTargetID).Error; err != nil {
+		return nil, fmt.Errorf("store: item target: %w", err)
+	}
+	return &w, nil
+}
+
+// ItemScoreRows lists an item's score rows, raw replies included, in id order.
+func (s *Store) ItemScoreRows(ctx context.Context, itemID int64) ([]Score, error) {
+	out := []Score{}
+	if err := s.conn(ctx).Where("item_id = ?", itemID).Order("id").Find(&out).Error; err != nil {
+		return nil, fmt.Errorf("store: item scores: %w", err)
+	}
+	return out, nil
+}
+
+// ItemComparisons lists the pairwise comparisons an item's answer took part
+// in, on either side, in id order.
+func (s *Store) ItemComparisons(ctx context.Context, itemID int64) ([]Comparison, error) {
+	out := []Comparison{}
+	if err := s.conn(ctx).Where("item_a = ? OR item_b = ?", itemID, itemID).Order("id").Find(&out).Error; err != nil {
+		return nil, fmt.Errorf("store: item comparisons: %w", err)
+	}
+	return out, nil
+}
+
+// ItemPlace is where an item stands among a run's items that match a
+// filter (its paging aside), in id order.
+type ItemPlace struct {
+	// Prev and Next are the matching items just before and after; 0 at an end.
+	Prev, Next int64
+	// Before counts the matching items before it; Total counts them all.
+	Before, Total int64
+}
+
+// ItemPlace finds an item's neighbours in a filtered list of its run's
+// items. The item itself need not match (its status may have moved on):
+// its neighbours are still those around its id.
+func (s *Store) ItemPlace(ctx context.Context, runID, itemID int64, f ItemFilter) (ItemPlace, error) {
+	var p ItemPlace
+	// Each query starts from a fresh filter: a GORM chain keeps its conditions.
+	for _, query := range []func(q *gorm.DB) error{
+		func(q *gorm.DB) error {
+			return q.Select("COALESCE(MAX(i.id), 0)").Where("i.id < ?", itemID).Scan(&p.Prev).Error
+		},
+		func(q *gorm.DB) error {
+			return q.Select("COALESCE(MIN(i.id), 0)").Where("i.id > ?", itemID).Scan(&p.Next).Error
+		},
+		func(q *gorm.DB) error { return q.Where("i.id < ?", itemID).Count(&p.Before).Error },
+		func(q *gorm.DB) error { return q.Count(&p.Total).Error },
+	} {
+		q, err := s.itemFilterQuery(ctx, runID, f)
+		if err != nil {
+			return p, err
+		}
+		if err := query(q); err != nil {
+			return p, fmt.Errorf("store: item place: %w", err)
+		}
+	}
+	return p, nil
+}
