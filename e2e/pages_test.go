@@ -93,7 +93,7 @@ func seedEverything(t *testing.T) *seededApp {
 
 	r1, r2 := s.runs[0], s.runs[1]
 	s.pages = []string{
-		"/runs", "/runs/new", fmt.Sprintf("/runs/%d", r1), fmt.Sprintf("/runs/%d/grade", r1),
+		"/runs", "/runs/new", fmt.Sprintf("/runs/%d", r1), fmt.Sprintf("/runs/%d/grade", r1), fmt.Sprintf("/items/%d", items.Items[0].ID),
 		fmt.Sprintf("/compare?run_ids=%d,%d", r1, r2),
 		fmt.Sprintf("/compare/diff?a=%d&b=%d", items.Items[0].ID, items.Items[1].ID),
 		"/providers", fmt.Sprintf("/providers/%d/edit", prov.ID),
