@@ -24,7 +24,9 @@ type ItemDetail struct {
 	TargetID int64    `json:"target_id"`
 	Provider string   `json:"provider"`
 	Model    string   `json:"model"`
-	Repeat   int      `json:"repeat"`
+	// Repeat is the item's repeat, 1…Repeats.
+	Repeat  int `json:"repeat"`
+	Repeats int `json:"repeats"`
 
 	Status store.ItemStatus `json:"status"`
 	// FailedPhase and Error say where and why a FAILED item failed (Error
@@ -232,7 +234,7 @@ func itemDetail(run *store.Run, w *store.WorkItem) *ItemDetail {
 			Question: t.Question, Reference: t.Reference, Excellent: t.Excellent, Good: t.Good, Pass: t.Pass,
 			IncorrectAnswerDirection: t.IncorrectAnswerDirection, Constraints: t.Constraints, Examples: t.Examples,
 			JudgeInstructions: t.JudgeInstructions, Tags: nonNil(t.Tags), Checks: nonNil(t.Checks)},
-		TargetID: w.Target.ID, Provider: w.Target.ProviderName, Model: w.Target.Model, Repeat: w.RepeatIndex,
+		TargetID: w.Target.ID, Provider: w.Target.ProviderName, Model: w.Target.Model, Repeat: w.RepeatIndex, Repeats: run.Repeats,
 		Status: w.Status, FailedPhase: w.FailedPhase, Error: w.Error, Response: w.Response,
 		SystemPrompt: engine.SystemPrompt(w, run.Options),
 		Score:        w.Score, TimeMs: w.TimeMs, PromptTokens: w.PromptTokens, CompletionTokens: w.CompletionTokens,
