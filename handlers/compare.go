@@ -1,7 +1,9 @@
 package handlers
 
 import (
+	"bytes"
 	"cmp"
+	"fmt"
 	"net/http"
 	"net/url"
 	"slices"
@@ -12,6 +14,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"tribunal/analysis"
+	"tribunal/report"
 	"tribunal/runs"
 	"tribunal/store"
 	"tribunal/views"
@@ -83,6 +86,46 @@ func (h *Handler) apiCompare(c echo.Context) error {
 		return err
 	}
 	return c.JSON(http.StatusOK, out)
+}
+
+// apiCompareReport downloads a comparison (GET /api/compare/report): a
+// self-contained HTML report, CSV (a row per task and model) or JSON.
+func (h *Handler) apiCompareReport(c echo.Context) error {
+	ids, baseline, err := compareParams(c)
+	if err != nil {
+		return err
+	}
+	if len(ids) == 0 {
+		return badRequest("run_ids: name the runs to compare, e.g. ?run_ids=1,2&format=html")
+	}
+	f := cmp.Or(c.QueryParam("format"), "html")
+	if f != "html" && f != "csv" && f != "json" {
+		return badRequest("format: use html, csv or json")
+	}
+	cmpr, err := report.LoadComparison(c.Request().Context(), h.runs, ids, baseline)
+	if err != nil {
+		return err
+	}
+	var buf bytes.Buffer
+	now := time.Now()
+	switch f {
+	case "csv":
+		err = report.WriteComparisonCSV(&buf, cmpr)
+	case "json":
+		err = report.WriteComparisonJSON(&buf, cmpr, now)
+	default:
+		err = report.WriteComparisonHTML(&buf, cmpr, now)
+	}
+	if err != nil {
+		return err
+	}
+	parts := make([]string, len(ids))
+	for i, id := range ids {
+		parts[i] = strconv.FormatInt(id, 10)
+	}
+	c.Response().Header().Set(echo.HeaderContentDisposition, fmt.Sprintf(`attachment; filename="tribunal-comparison-%s.%s"`, strings.Join(parts, "-"), f))
+	mime := map[string]string{"html": echo.MIMETextHTMLCharsetUTF8, "csv": "text/csv; charset=utf-8", "json": echo.MIMEApplicationJSONCharsetUTF8}[f]
+	return c.Blob(http.StatusOK, mime, buf.Bytes())
 }
 
 func (h *Handler) apiDiff(c echo.Context) error {

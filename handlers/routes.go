@@ -208,6 +208,8 @@ func (h *Handler) apiRoutes() []apiRoute {
 		{method: put, path: "/items/:item/grade", handler: h.apiGradeItem, summary: "Grade an item by hand", in: store.GradeInput{}, out: store.Grade{}},
 
 		{method: get, path: "/compare", handler: h.apiCompare, summary: "Compare runs side by side", query: "run_ids baseline only category page per_page", out: runs.Comparison{}},
+		{method: get, path: "/compare/report", handler: h.apiCompareReport, summary: "Download a comparison: a self-contained HTML report, CSV (a row per task and model) or JSON", query: "run_ids baseline format",
+			media: []string{"text/html", "text/csv", "application/json"}},
 		{method: get, path: "/compare/diff", handler: h.apiDiff, summary: "Word diff of two items' answers", query: "a b", out: runs.AnswerDiff{}},
 
 		{method: post, path: "/import", handler: h.apiImport, summary: "Import a task file, all or nothing", query: "format collection tags name dry_run",
