@@ -71,6 +71,7 @@ func (h *Handler) routes(e *echo.Echo) {
 	e.GET("/styles", h.showStyles)
 	e.POST("/styles", h.createStylePage)
 	e.GET("/styles/metric-row", h.styleMetricRow)
+	e.POST("/styles/preview", h.previewStylePage)
 	e.GET("/styles/:style", h.showStyleHistory)
 	e.GET("/styles/:style/edit", h.editStylePage)
 	e.POST("/styles/:style", h.updateStylePage)
