@@ -54,8 +54,8 @@ func TestStylePreview(t *testing.T) {
 	}
 
 	for tmpl, want := range map[string]string{
-		"{{.Response": "prompt template",
-		"{{.Response}} {{.Nope}}": "Nope",
+		"{{.Response":                            "prompt template",
+		"{{.Response}} {{.Nope}}":                "Nope",
 		"{{range 100000}}x{{end}} {{.Response}}": "prompt template",
 	} {
 		res, doc = a.post(t, "/styles/preview", form(tmpl), hx)
