@@ -220,6 +220,35 @@ type PairTest struct {
 	// p-values mean nothing and the verdict says so.
 	EnoughData bool   `json:"enough_data"`
 	Verdict    string `json:"verdict"`
+	// Pairing says what the two share: PairSameModel, PairSameRun or neither ("").
+	Pairing string `json:"pairing,omitempty"`
+}
+
+// What a pair of entries shares; PairTests lists same-model pairs first
+// (the question a comparison of runs asks), then models within one run.
+const (
+	PairSameModel = "same_model" // one model in two runs
+	PairSameRun   = "same_run"   // two models of one run
+)
+
+func pairing(a, b Entry) string {
+	switch {
+	case a.Model == b.Model && a.RunID != b.RunID:
+		return PairSameModel
+	case a.RunID == b.RunID:
+		return PairSameRun
+	}
+	return ""
+}
+
+func pairRank(p string) int {
+	switch p {
+	case PairSameModel:
+		return 0
+	case PairSameRun:
+		return 1
+	}
+	return 2
 }
 
 // MinItems is the fewest scored items (tasks, for a pair) a model needs
@@ -238,7 +267,7 @@ func PairTests(entries []Entry) []PairTest {
 		for j := i + 1; j < len(entries); j++ {
 			a, b := entries[i], entries[j]
 			xs, ys := paired(a, b, taskScore)
-			pt := PairTest{A: a.Label(), B: b.Label(), N: len(xs), PScore: 1, PPass: 1, EnoughData: len(xs) >= MinItems}
+			pt := PairTest{A: a.Label(), B: b.Label(), N: len(xs), PScore: 1, PPass: 1, EnoughData: len(xs) >= MinItems, Pairing: pairing(a, b)}
 			if len(xs) > 0 {
 				pt.Diff = pairedCI(xs, ys)
 				_, pt.PScore = stats.Wilcoxon(xs, ys)
@@ -265,6 +294,7 @@ func PairTests(entries []Entry) []PairTest {
 		out[i].PHolm = p
 		out[i].Verdict = verdict(out[i])
 	}
+	slices.SortStableFunc(out, func(x, y PairTest) int { return cmp.Compare(pairRank(x.Pairing), pairRank(y.Pairing)) })
 	return out
 }
 
@@ -293,6 +323,8 @@ type TaskRow struct {
 	Disagree bool `json:"disagree"`
 	// Regressed: some entry scores lower than the baseline on it.
 	Regressed bool `json:"regressed"`
+	// RegressedIn lists those entries (their indexes).
+	RegressedIn []int `json:"regressed_in,omitempty"`
 }
 
 // TaskAnswers is a task row with each entry's answer (its first repeat).
@@ -346,6 +378,7 @@ func TaskRows(entries []Entry, baselines []int, f TaskFilter) []TaskRow {
 			}
 			if base := row.Results[baselines[i]]; base != nil && base.Score != nil && *r.Score < *base.Score-1e-9 {
 				row.Regressed = true
+				row.RegressedIn = append(row.RegressedIn, i)
 			}
 		}
 		if (f.Category != "" && row.Category != f.Category) || (f.Disagreement && !row.Disagree) || (f.Regression && !row.Regressed) {

@@ -96,7 +96,7 @@ func TestWatchPages(t *testing.T) {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-	if r := runs.Items[0]; r.TriggeredBy != "MANUAL" || r.ScheduleID == nil || r.Status != store.RunFinished {
+	if r := runs.Items[0]; r.TriggeredBy != "SCHEDULED" || r.ScheduleID == nil || r.Status != store.RunFinished {
 		t.Fatalf("run: %+v", r)
 	}
 

@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -165,8 +166,12 @@ func TestSchedulesAPI(t *testing.T) {
 		})
 		var run watchRunReply
 		a.do(t, call{method: "POST", path: fmt.Sprintf("/api/schedules/%d/run", s.ID)}, 201, &run)
-		if run.TriggeredBy != "API" || run.ScheduleID == nil || *run.ScheduleID != s.ID {
+		// The run is the schedule's (as an on-time one); the history says the API asked.
+		if run.TriggeredBy != "SCHEDULED" || run.ScheduleID == nil || *run.ScheduleID != s.ID {
 			t.Fatalf("run now: %+v", run)
+		}
+		if logs := runLog(t, st, run.ID); !strings.Contains(logs, "Started by schedule “Nightly” (Run now)") {
+			t.Errorf("run now's log: %s", logs)
 		}
 		got := a.do(t, call{method: "POST", path: fmt.Sprintf("/api/schedules/%d/run", s.ID)}, 409, nil)
 		if !strings.Contains(got, "active") {
@@ -197,8 +202,11 @@ func TestSchedulesAPI(t *testing.T) {
 		}
 		eventually(t, "a scheduled run", func() bool {
 			a.do(t, call{method: "GET", path: "/api/runs"}, 200, &runs)
-			return runs.Items[0].TriggeredBy == "SCHEDULED"
+			return runs.Items[0].ScheduleID != nil && *runs.Items[0].ScheduleID == every.ID
 		})
+		if r := runs.Items[0]; r.TriggeredBy != "SCHEDULED" || !strings.Contains(runLog(t, st, r.ID), "Started by schedule “Every second” (due ") {
+			t.Errorf("scheduled run %+v, log %s", r, runLog(t, st, r.ID))
+		}
 		a.do(t, call{method: "PUT", path: fmt.Sprintf("/api/schedules/%d", every.ID), body: `{"enabled":false}`}, 200, nil)
 		if r := runs.Items[0]; r.ScheduleID == nil || *r.ScheduleID != every.ID {
 			t.Errorf("scheduled run: %+v", r)
@@ -465,10 +473,13 @@ func TestWatchPages(t *testing.T) {
 	if len(alerts) != 1 || len(alerts[0].Channels) != 2 || alerts[0].Channels[1].URL != secret.Mask("https://hooks.slack.test/x") {
 		t.Fatalf("alerts: %+v", alerts)
 	}
-	// Run now from the page redirects to the run; the badge counts unread notifications.
+	// Run now from the page redirects to the run, logged as the schedule's; the badge counts unread notifications.
 	res, _ = a.post(t, fmt.Sprintf("/schedules/%d/run", s.ID), nil, map[string]string{"HX-Request": "true"})
-	if loc := res.Header.Get("HX-Redirect"); !strings.HasPrefix(loc, "/runs/") {
+	loc := res.Header.Get("HX-Redirect")
+	if !strings.HasPrefix(loc, "/runs/") {
 		t.Errorf("run now: %d %q", res.StatusCode, loc)
+	} else if id, _ := strconv.ParseInt(strings.TrimPrefix(loc, "/runs/"), 10, 64); !strings.Contains(runLog(t, st, id), "Started by schedule “"+s.Name+"” (Run now)") {
+		t.Errorf("run now from the page: log %s", runLog(t, st, id))
 	}
 	_, doc, _ = a.get(t, "/watch/badge")
 	if doc.Find("[data-testid=unread-count]").Length() != 0 {
@@ -486,4 +497,18 @@ func TestWatchPages(t *testing.T) {
 	if doc.Find("[data-testid=notification]").Length() != 1 {
 		t.Errorf("notifications page")
 	}
+}
+
+// runLog is a run's log messages, one a line.
+func runLog(t *testing.T, st *store.Store, runID int64) string {
+	t.Helper()
+	logs, err := st.RunLogs(context.Background(), runID, 0, 100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	for _, l := range logs {
+		b.WriteString(l.Message + "\n")
+	}
+	return b.String()
 }

@@ -1,8 +1,11 @@
 package handlers
 
 import (
+	"bytes"
 	"cmp"
+	"fmt"
 	"net/http"
+	"net/url"
 	"slices"
 	"strconv"
 	"strings"
@@ -11,6 +14,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"tribunal/analysis"
+	"tribunal/report"
 	"tribunal/runs"
 	"tribunal/store"
 	"tribunal/views"
@@ -84,6 +88,46 @@ func (h *Handler) apiCompare(c echo.Context) error {
 	return c.JSON(http.StatusOK, out)
 }
 
+// apiCompareReport downloads a comparison (GET /api/compare/report): a
+// self-contained HTML report, CSV (a row per task and model) or JSON.
+func (h *Handler) apiCompareReport(c echo.Context) error {
+	ids, baseline, err := compareParams(c)
+	if err != nil {
+		return err
+	}
+	if len(ids) == 0 {
+		return badRequest("run_ids: name the runs to compare, e.g. ?run_ids=1,2&format=html")
+	}
+	f := cmp.Or(c.QueryParam("format"), "html")
+	if f != "html" && f != "csv" && f != "json" {
+		return badRequest("format: use html, csv or json")
+	}
+	cmpr, err := report.LoadComparison(c.Request().Context(), h.runs, ids, baseline)
+	if err != nil {
+		return err
+	}
+	var buf bytes.Buffer
+	now := time.Now()
+	switch f {
+	case "csv":
+		err = report.WriteComparisonCSV(&buf, cmpr)
+	case "json":
+		err = report.WriteComparisonJSON(&buf, cmpr, now)
+	default:
+		err = report.WriteComparisonHTML(&buf, cmpr, now)
+	}
+	if err != nil {
+		return err
+	}
+	parts := make([]string, len(ids))
+	for i, id := range ids {
+		parts[i] = strconv.FormatInt(id, 10)
+	}
+	c.Response().Header().Set(echo.HeaderContentDisposition, fmt.Sprintf(`attachment; filename="tribunal-comparison-%s.%s"`, strings.Join(parts, "-"), f))
+	mime := map[string]string{"html": echo.MIMETextHTMLCharsetUTF8, "csv": "text/csv; charset=utf-8", "json": echo.MIMEApplicationJSONCharsetUTF8}[f]
+	return c.Blob(http.StatusOK, mime, buf.Bytes())
+}
+
 func (h *Handler) apiDiff(c echo.Context) error {
 	a, err := queryInt(c, "a")
 	if err != nil {
@@ -105,6 +149,17 @@ func (h *Handler) apiDiff(c echo.Context) error {
 
 func (h *Handler) showCompare(c echo.Context) error {
 	started := time.Now()
+	// The picker's Compare button says so (compare=1): with nothing ticked,
+	// the picker answers why instead of showing an empty page.
+	if c.QueryParam("compare") != "" {
+		ids, err := queryRunIDs(c)
+		if err != nil {
+			return err
+		}
+		if len(ids) == 0 {
+			return h.renderComparePicker(c, "Tick at least one run to compare (one run compares its models): none is ticked.")
+		}
+	}
 	ids, baseline, err := compareParams(c)
 	if err != nil {
 		return err
@@ -136,6 +191,15 @@ func (h *Handler) showCompare(c echo.Context) error {
 	return render(c, http.StatusOK, views.CompareView(p))
 }
 
+// renderComparePicker shows the run picker alone, with why it is back.
+func (h *Handler) renderComparePicker(c echo.Context, why string) error {
+	recent, err := h.store.Runs(c.Request().Context(), store.RunFilter{PerPage: 50})
+	if err != nil {
+		return err
+	}
+	return render(c, http.StatusUnprocessableEntity, views.CompareView(views.ComparePage{Recent: recent.Items, Selected: map[int64]bool{}, PickError: why}))
+}
+
 func (h *Handler) showDiff(c echo.Context) error {
 	a, err := queryInt(c, "a")
 	if err != nil {
@@ -149,7 +213,28 @@ func (h *Handler) showDiff(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return render(c, http.StatusOK, views.DiffPage(d.TaskID, d.Ops, d.Truncated))
+	// Back to the comparison the diff came from, else to the two answers' runs.
+	ids, baseline, err := compareParams(c)
+	if err != nil || len(ids) == 0 {
+		ids, baseline = []int64{d.Sides[0].RunID}, 0
+		if r := d.Sides[1].RunID; r != ids[0] {
+			ids = append(ids, r)
+		}
+	}
+	return render(c, http.StatusOK, views.DiffPage(views.DiffView{Diff: d, Back: compareLink(ids, baseline)}))
+}
+
+// compareLink is the compare page of runs ids against baseline (0: none).
+func compareLink(ids []int64, baseline int64) string {
+	parts := make([]string, len(ids))
+	for i, id := range ids {
+		parts[i] = strconv.FormatInt(id, 10)
+	}
+	v := url.Values{"run_ids": {strings.Join(parts, ",")}}
+	if baseline != 0 {
+		v.Set("baseline", strconv.FormatInt(baseline, 10))
+	}
+	return "/compare?" + v.Encode()
 }
 
 func (h *Handler) collectionTrend(c echo.Context) error {

@@ -39,8 +39,8 @@ func TestJudgePages(t *testing.T) {
 
 	// The page: nav, empty list, and a form with every field.
 	res, doc, _ := a.get(t, "/judges")
-	if res.StatusCode != 200 || doc.Find("nav a[aria-current=page]").Text() != "Judges" {
-		t.Fatalf("GET /judges: %d, current nav %q", res.StatusCode, doc.Find("nav a[aria-current=page]").Text())
+	if res.StatusCode != 200 || doc.Find("header nav a[aria-current=page]").Text() != "Judges" {
+		t.Fatalf("GET /judges: %d, current nav %q", res.StatusCode, doc.Find("header nav a[aria-current=page]").Text())
 	}
 	if doc.Find("[data-testid=empty-judges]").Length() != 1 || doc.Find("a[href='/styles']").Length() == 0 {
 		t.Errorf("judges page lacks the empty hint or the link to the styles")
@@ -205,7 +205,7 @@ func TestStylePages(t *testing.T) {
 	ctx := t.Context()
 
 	res, doc, _ := a.get(t, "/styles")
-	if res.StatusCode != 200 || doc.Find("nav a[aria-current=page]").Text() != "Judges" {
+	if res.StatusCode != 200 || doc.Find("header nav a[aria-current=page]").Text() != "Judges" {
 		t.Fatalf("GET /styles: %d", res.StatusCode)
 	}
 	rows := evalTexts(doc.Find("[data-testid=style-row]"))

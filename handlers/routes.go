@@ -71,6 +71,7 @@ func (h *Handler) routes(e *echo.Echo) {
 	e.GET("/styles", h.showStyles)
 	e.POST("/styles", h.createStylePage)
 	e.GET("/styles/metric-row", h.styleMetricRow)
+	e.POST("/styles/preview", h.previewStylePage)
 	e.GET("/styles/:style", h.showStyleHistory)
 	e.GET("/styles/:style/edit", h.editStylePage)
 	e.POST("/styles/:style", h.updateStylePage)
@@ -212,6 +213,8 @@ func (h *Handler) apiRoutes() []apiRoute {
 		{method: put, path: "/items/:item/grade", handler: h.apiGradeItem, summary: "Grade an item by hand", in: store.GradeInput{}, out: store.Grade{}},
 
 		{method: get, path: "/compare", handler: h.apiCompare, summary: "Compare runs side by side", query: "run_ids baseline only category page per_page", out: runs.Comparison{}},
+		{method: get, path: "/compare/report", handler: h.apiCompareReport, summary: "Download a comparison: a self-contained HTML report, CSV (a row per task and model) or JSON", query: "run_ids baseline format",
+			media: []string{"text/html", "text/csv", "application/json"}},
 		{method: get, path: "/compare/diff", handler: h.apiDiff, summary: "Word diff of two items' answers", query: "a b", out: runs.AnswerDiff{}},
 
 		{method: post, path: "/import", handler: h.apiImport, summary: "Import a task file, all or nothing", query: "format collection tags name dry_run",

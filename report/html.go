@@ -3,7 +3,7 @@ package report
 import (
 	"cmp"
 	"context"
-	_ "embed"
+	"embed"
 	"fmt"
 	"html/template"
 	"io"
@@ -41,12 +41,14 @@ type GateLine struct {
 
 const defaultMaxItems = 2000
 
-//go:embed report.html.tmpl
-var pageText string
+//go:embed *.tmpl
+var pageFiles embed.FS
 
-var page = template.Must(template.New("report").Funcs(template.FuncMap{
+// pages holds the run report (report.html.tmpl) and the comparison report
+// (compare.html.tmpl); both share head.tmpl.
+var pages = template.Must(template.New("").Funcs(template.FuncMap{
 	"join": strings.Join,
-}).Parse(pageText))
+}).ParseFS(pageFiles, "*.tmpl"))
 
 // WriteHTML writes one self-contained HTML file: the report of one run, or
 // for several a comparison followed by each run's report.
@@ -84,7 +86,7 @@ func WriteHTML(ctx context.Context, w io.Writer, svc *runs.Service, opt Options,
 			v.GatesFailed++
 		}
 	}
-	return page.Execute(w, v)
+	return pages.ExecuteTemplate(w, "report.html.tmpl", v)
 }
 
 type pageView struct {

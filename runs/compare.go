@@ -141,25 +141,48 @@ type AnswerDiff struct {
 	B         int64             `json:"b_item_id"`
 	Ops       []analysis.DiffOp `json:"ops"`
 	Truncated bool              `json:"truncated"`
+	// Sides name whose answers they are: item a's, then item b's.
+	Sides [2]DiffSide `json:"sides"`
+}
+
+// DiffSide is one answer of a diff: its run, model and score.
+type DiffSide struct {
+	ItemID   int64    `json:"item_id"`
+	RunID    int64    `json:"run_id"`
+	RunName  string   `json:"run"`
+	Model    string   `json:"model"`
+	Provider string   `json:"provider"`
+	Score    *float64 `json:"score"` // the item's score, nil until judged
 }
 
 // Diff diffs the answers of items a and b word by word.
 func (s *Service) Diff(ctx context.Context, a, b int64) (*AnswerDiff, error) {
-	ia, err := s.store.ItemAnswer(ctx, a)
-	if err != nil {
-		return nil, err
+	var answers [2]*store.Answer
+	out := &AnswerDiff{A: a, B: b}
+	for i, id := range []int64{a, b} {
+		ans, err := s.store.ItemAnswer(ctx, id)
+		if err != nil {
+			return nil, err
+		}
+		run, err := s.store.Run(ctx, ans.RunID)
+		if err != nil {
+			return nil, err
+		}
+		side := DiffSide{ItemID: id, RunID: run.ID, RunName: run.Name, Score: ans.Score}
+		for _, t := range run.Targets {
+			if t.ID == ans.RunTargetID {
+				side.Model, side.Provider = t.Model, t.ProviderName
+			}
+		}
+		answers[i], out.Sides[i] = ans, side
 	}
-	ib, err := s.store.ItemAnswer(ctx, b)
-	if err != nil {
-		return nil, err
+	text := func(a *store.Answer) string {
+		if a.Response == nil {
+			return ""
+		}
+		return *a.Response
 	}
-	var ta, tb string
-	if ia.Response != nil {
-		ta = *ia.Response
-	}
-	if ib.Response != nil {
-		tb = *ib.Response
-	}
-	ops, trunc := analysis.WordDiff(ta, tb)
-	return &AnswerDiff{TaskID: ia.TaskKey, A: a, B: b, Ops: ops, Truncated: trunc}, nil
+	out.TaskID = answers[0].TaskKey
+	out.Ops, out.Truncated = analysis.WordDiff(text(answers[0]), text(answers[1]))
+	return out, nil
 }

@@ -47,6 +47,7 @@ func (s *Store) TaskResults(ctx context.Context, runID int64) ([]TaskResult, err
 // Answer is a target's answer to a task (its first repeat).
 type Answer struct {
 	ItemID      int64      `json:"item_id"`
+	RunID       int64      `json:"run_id"`
 	RunTargetID int64      `json:"target_id"`
 	TaskKey     string     `json:"task_id" gorm:"column:task_key"`
 	Question    string     `json:"question"`
@@ -62,7 +63,7 @@ func (s *Store) Answers(ctx context.Context, runID int64, taskKeys []string) ([]
 		return out, nil
 	}
 	err := s.conn(ctx).Table("items i").
-		Select("i.id AS item_id, i.run_target_id, rt.task_key, rt.question, i.response, i.score, i.status").
+		Select("i.id AS item_id, i.run_id, i.run_target_id, rt.task_key, rt.question, i.response, i.score, i.status").
 		Joins("JOIN run_tasks rt ON rt.id = i.run_task_id").
 		Where("i.run_id = ? AND i.repeat_index = 1 AND rt.task_key IN ?", runID, taskKeys).
 		Order("i.id").Scan(&out).Error
@@ -122,7 +123,7 @@ func (s *Store) JudgeProbes(ctx context.Context, runID int64) (*JudgeProbe, erro
 func (s *Store) ItemAnswer(ctx context.Context, itemID int64) (*Answer, error) {
 	var out []Answer
 	err := s.conn(ctx).Table("items i").
-		Select("i.id AS item_id, i.run_target_id, rt.task_key, rt.question, i.response, i.score, i.status").
+		Select("i.id AS item_id, i.run_id, i.run_target_id, rt.task_key, rt.question, i.response, i.score, i.status").
 		Joins("JOIN run_tasks rt ON rt.id = i.run_task_id").
 		Where("i.id = ?", itemID).Scan(&out).Error
 	if err != nil {

@@ -168,7 +168,7 @@ func watchPage(title, tab string, unread int64) templ.Component {
 				}()
 			}
 			ctx = templ.InitializeContext(ctx)
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 9, "<nav class=\"watch-tabs\" data-testid=\"watch-tabs\"><ul>")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 9, "<nav class=\"watch-tabs tabs\" aria-label=\"Watch\" data-testid=\"watch-tabs\"><ul>")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}

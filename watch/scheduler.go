@@ -151,10 +151,7 @@ func (s *Scheduler) fire(ctx context.Context, sc *store.Schedule, now time.Time)
 	if missed > 0 {
 		s.log.WarnContext(ctx, "schedule missed occurrences; firing once", "schedule_id", sc.ID, "missed", missed, "occurrence", occ)
 	}
-	in := sc.Template
-	in.Name = runName(sc, occ, spec.Location(), missed > 0)
-	in.TriggeredBy, in.ScheduleID = "SCHEDULED", &sc.ID
-	run, err := s.starter.StartRun(ctx, in)
+	run, err := startScheduled(ctx, s.st, s.starter, sc, runName(sc, occ, spec.Location(), missed > 0), "due "+when(occ))
 	switch {
 	case err == nil:
 		s.log.InfoContext(ctx, "schedule fired", "schedule_id", sc.ID, "run_id", run.ID, "occurrence", occ)
@@ -238,10 +235,27 @@ func runName(sc *store.Schedule, occ time.Time, loc *time.Location, catchUp bool
 	return base + suffix
 }
 
+// startScheduled starts a schedule's run, on time or by Run now alike: the
+// run is triggered by the schedule (SCHEDULED, with its id) and its log
+// says which schedule started it and how.
+func startScheduled(ctx context.Context, st *store.Store, starter Starter, sc *store.Schedule, name, how string) (*store.Run, error) {
+	in := sc.Template
+	in.Name = name
+	in.TriggeredBy, in.ScheduleID = "SCHEDULED", &sc.ID
+	run, err := starter.StartRun(ctx, in)
+	if err != nil {
+		return nil, err
+	}
+	// The run stands without this line if it cannot be written, as with the catch-up note.
+	_ = st.AppendLog(ctx, &store.RunLog{RunID: run.ID, Level: store.LogInfo, Kind: "run",
+		Message: fmt.Sprintf("Started by schedule “%s” (%s)", sc.Name, how)})
+	return run, nil
+}
+
 // RunNow starts a schedule's template at once, whether the schedule is
-// enabled or not; triggeredBy is MANUAL (the UI) or API. It records the
-// firing in the schedule's history; a refusal by the active-run limit
-// (ErrConflict) records nothing.
+// enabled or not; the run is the schedule's, as an on-time one is, and
+// triggeredBy (MANUAL from the UI, or API) says in the schedule's history
+// who asked. A refusal by the active-run limit (ErrConflict) records nothing.
 func RunNow(ctx context.Context, st *store.Store, starter Starter, scheduleID int64, triggeredBy string, now time.Time) (*store.Run, error) {
 	sc, err := st.Schedule(ctx, scheduleID)
 	if err != nil {
@@ -251,10 +265,7 @@ func RunNow(ctx context.Context, st *store.Store, starter Starter, scheduleID in
 	if err != nil {
 		loc = time.UTC
 	}
-	in := sc.Template
-	in.Name = runName(sc, now, loc, false)
-	in.TriggeredBy, in.ScheduleID = triggeredBy, &sc.ID
-	run, err := starter.StartRun(ctx, in)
+	run, err := startScheduled(ctx, st, starter, sc, runName(sc, now, loc, false), "Run now")
 	if err != nil {
 		if !errors.Is(err, store.ErrConflict) {
 			if _, rerr := st.RecordRunNow(ctx, sc.ID, triggeredBy, nil, "the run could not be created: "+err.Error(), now); rerr != nil {

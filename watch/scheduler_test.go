@@ -3,6 +3,7 @@ package watch
 import (
 	"context"
 	"errors"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -63,6 +64,9 @@ func TestSchedulerFiresOnCron(t *testing.T) {
 		}
 		if run.TriggeredBy != "SCHEDULED" || run.ScheduleID == nil || *run.ScheduleID != sc.ID || run.Name != "Daily · 2026-01-22 09:00 CET" {
 			t.Errorf("run: triggered_by %s schedule %v name %q", run.TriggeredBy, run.ScheduleID, run.Name)
+		}
+		if got := runLogMessages(t, st, run.ID); !slices.Contains(got, "Started by schedule “Daily” (due 2026-01-22 09:00 CET)") {
+			t.Errorf("run log %q", got)
 		}
 		sc = mustSchedule(t, st, sc.ID)
 		if want := at(8, 0, 0).Add(24 * time.Hour); !sc.NextRunAt.Equal(want) || sc.LastRunID == nil || *sc.LastRunID != run.ID {
@@ -403,8 +407,23 @@ func TestExactlyOnceTwoProcesses(t *testing.T) {
 	t.Logf("fired by process: %v", fired)
 }
 
-// TestRunNow: "run now" starts the template at once, records it in the
-// history, and leaves the schedule's plan alone; a refusal records nothing.
+// runLogMessages is a run's log, oldest first.
+func runLogMessages(t *testing.T, st *store.Store, runID int64) []string {
+	t.Helper()
+	logs, err := st.RunLogs(context.Background(), runID, 0, 100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, l := range logs {
+		out = append(out, l.Message)
+	}
+	return out
+}
+
+// TestRunNow: "run now" starts the template at once as the schedule's run
+// (triggered by it, as an on-time run, and logged so), records who asked in
+// the history, and leaves the schedule's plan alone; a refusal records nothing.
 func TestRunNow(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, st *store.Store) {
 		ctx := context.Background()
@@ -415,8 +434,11 @@ func TestRunNow(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if run.TriggeredBy != "API" || *run.ScheduleID != sc.ID || run.Name != "Nightly · 2026-01-22 09:30 UTC" {
+		if run.TriggeredBy != "SCHEDULED" || *run.ScheduleID != sc.ID || run.Name != "Nightly · 2026-01-22 09:30 UTC" {
 			t.Errorf("run: %s %v %q", run.TriggeredBy, run.ScheduleID, run.Name)
+		}
+		if got := runLogMessages(t, st, run.ID); !slices.Contains(got, "Started by schedule “Nightly” (Run now)") {
+			t.Errorf("run log %q", got)
 		}
 		if _, err := RunNow(ctx, st, starter, sc.ID, "MANUAL", clock.Now()); !errors.Is(err, store.ErrConflict) {
 			t.Fatalf("second run now: %v, want a conflict", err)
