@@ -26,6 +26,10 @@ type upload struct {
 	dryRun     bool
 }
 
+// errNoUpload is an upload without a file or text; the import page words
+// it for a person.
+var errNoUpload = badRequest("no file: send it as the multipart field \"file\", or as the request body with ?format=&collection=")
+
 // readUpload reads a task file from a multipart form (field file, or text
 // with filename) or from the raw body, and the options from the form or the
 // query (format, collection, tags, name, dry_run).
@@ -91,7 +95,7 @@ func readUpload(c echo.Context) (*upload, error) {
 	u.tags = store.ParseTags(param("tags"))
 	u.dryRun, _ = strconv.ParseBool(param("dry_run"))
 	if len(strings.TrimSpace(string(u.data))) == 0 {
-		return nil, badRequest("no file: send it as the multipart field \"file\", or as the request body with ?format=&collection=")
+		return nil, errNoUpload
 	}
 	return u, nil
 }
@@ -119,16 +123,29 @@ type ImportErrorJSON struct {
 	Errors []RowErrorJSON `json:"errors"`
 }
 
-func rowErrors(err error) ([]RowErrorJSON, bool) {
-	var es importer.Errors
-	if !errors.As(err, &es) {
-		return nil, false
+// importProblems is a file that cannot be imported: a 422 whose API reply
+// lists every bad row (see handleError).
+type importProblems struct {
+	name string
+	errs importer.Errors
+}
+
+func (e *importProblems) Error() string {
+	return fmt.Sprintf("%s has %d problem(s); nothing was imported", cmpOr(e.name, "the file"), len(e.errs))
+}
+
+func (e *importProblems) reply() ImportErrorJSON {
+	out := ImportErrorJSON{Error: e.Error(), Errors: make([]RowErrorJSON, len(e.errs))}
+	for i, re := range e.errs {
+		out.Errors[i] = RowErrorJSON{Row: re.Row, Line: re.Line, Field: re.Field, Message: re.Message}
 	}
-	out := make([]RowErrorJSON, len(es))
-	for i, e := range es {
-		out[i] = RowErrorJSON{Row: e.Row, Line: e.Line, Field: e.Field, Message: e.Message}
-	}
-	return out, true
+	return out
+}
+
+// readTasks reads an upload's tasks. A file that names no category takes
+// the collection's name as the category, or else the file's.
+func readTasks(u *upload) *importer.Result {
+	return importer.Read(u.name, u.data, importer.Options{Format: u.format, Category: u.collection})
 }
 
 // apiImport is POST /api/import: a task file as multipart field "file" or as
@@ -140,21 +157,11 @@ func (h *Handler) apiImport(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	tasks, err := importer.Parse(u.name, u.data, u.format)
-	if err != nil {
-		rows, ok := rowErrors(err)
-		if !ok {
-			return err
-		}
-		name := u.name
-		if name == "" {
-			name = "the file"
-		}
-		return c.JSON(http.StatusUnprocessableEntity, ImportErrorJSON{
-			Error:  fmt.Sprintf("%s has %d problem(s); nothing was imported", name, len(rows)),
-			Errors: rows})
+	r := readTasks(u)
+	if len(r.Errors) > 0 {
+		return &importProblems{name: u.name, errs: r.Errors}
 	}
-	res, err := h.store.UpsertTasks(withoutCancel(c), store.ImportInput{Tasks: tasks, Collection: u.collection,
+	res, err := h.store.UpsertTasks(withoutCancel(c), store.ImportInput{Tasks: r.Tasks, Collection: u.collection,
 		CollectionTags: u.tags, DryRun: u.dryRun})
 	if err != nil {
 		return err

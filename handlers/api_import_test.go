@@ -273,21 +273,13 @@ func TestImportPage(t *testing.T) {
 	status, body := a.upload(t, "/import/preview", "quiz.csv", csv, map[string]string{"collection": "Quiz"})
 	doc, _ = goquery.NewDocumentFromReader(bytes.NewReader(body))
 	if status != 200 || doc.Find("[data-testid=import-rows] tbody tr").Length() != 2 ||
-		doc.Find("[data-testid=import-new]").Text() != "1 new" || !strings.Contains(doc.Find("[data-testid=import-updates]").Text(), "1 update") {
+		doc.Find("[data-testid=import-count-create]").Text() != "1" || doc.Find("[data-testid=import-count-update]").Text() != "1" {
 		t.Fatalf("preview: %d %s", status, body)
 	}
 	if page, _ := st.Tasks(ctx, store.TaskFilter{}); page.Total != 1 {
 		t.Fatal("the preview wrote tasks")
 	}
-	form := url.Values{}
-	doc.Find("[data-testid=import-confirm-form] input, [data-testid=import-confirm-form] textarea").Each(func(_ int, s *goquery.Selection) {
-		v, ok := s.Attr("value")
-		if !ok {
-			v = s.Text()
-		}
-		form.Set(s.AttrOr("name", ""), v)
-	})
-	res, doc = a.post(t, "/import", form, map[string]string{"HX-Request": "true"})
+	res, doc = a.post(t, "/import", confirmForm(t, doc, "import-confirm-bottom"), map[string]string{"HX-Request": "true"})
 	if res.StatusCode != 200 || doc.Find("[data-testid=import-done]").Length() != 1 || doc.Find("html > head > title").Length() != 0 {
 		t.Fatalf("confirm: %d %s", res.StatusCode, doc.Text())
 	}
@@ -303,7 +295,7 @@ func TestImportPage(t *testing.T) {
 	// A file with bad rows lists every one and imports nothing.
 	status, body = a.upload(t, "/import/preview", "bad.jsonl", "{\"task_id\": \"z1\"}\n{\"task_id\": \"z2\", \"question\": \"ok\"}\nnot json\n", nil)
 	doc, _ = goquery.NewDocumentFromReader(bytes.NewReader(body))
-	if status != 422 || doc.Find("[data-testid=import-problem]").Length() != 2 || doc.Find("[data-testid=import-confirm]").Length() != 0 {
+	if status != 422 || doc.Find("[data-testid=import-problem]").Length() != 2 || doc.Find("[data-testid^=import-confirm]").Length() != 0 {
 		t.Fatalf("bad file preview: %d %s", status, body)
 	}
 

@@ -16,6 +16,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/a-h/templ"
 	"github.com/labstack/echo/v4"
@@ -39,6 +40,8 @@ type Handler struct {
 	metrics   *metrics.Metrics
 	// openAPI is the API's description, built once from the route table.
 	openAPI func() map[string]any
+	// imports keeps previewed task files until they are imported.
+	imports *importPreviews
 }
 
 // Option configures New.
@@ -59,7 +62,8 @@ func WithMetrics(m *metrics.Metrics) Option {
 
 // New wires the handlers and registers their routes on a new Echo.
 func New(st *store.Store, eng *engine.Engine, logger *slog.Logger, opts ...Option) *echo.Echo {
-	h := &Handler{store: st, engine: eng, log: logger, hosts: newHostGuard(Edge{}), runs: runs.New(st, eng)}
+	h := &Handler{store: st, engine: eng, log: logger, hosts: newHostGuard(Edge{}), runs: runs.New(st, eng),
+		imports: newImportPreviews(time.Now)}
 	for _, opt := range opts {
 		opt(h)
 	}
@@ -98,6 +102,7 @@ func statusOf(err error) (int, string) {
 	var nf *store.NotFoundError
 	var ce *store.ConflictError
 	var mbe *http.MaxBytesError
+	var ip *importProblems
 	switch {
 	case errors.As(err, &he):
 		return he.Code, fmt.Sprint(he.Message)
@@ -111,6 +116,8 @@ func statusOf(err error) (int, string) {
 		return http.StatusBadGateway, "provider: " + le.Error()
 	case errors.As(err, &mbe):
 		return http.StatusRequestEntityTooLarge, fmt.Sprintf("the request body is larger than this route's limit of %d MB", mbe.Limit>>20)
+	case errors.As(err, &ip):
+		return http.StatusUnprocessableEntity, ip.Error()
 	}
 	return http.StatusInternalServerError, "internal error"
 }
@@ -136,6 +143,11 @@ func (h *Handler) handleError(err error, c echo.Context) {
 	if isAPI(c) {
 		if c.Request().Method == http.MethodHead {
 			c.NoContent(status)
+			return
+		}
+		var ip *importProblems
+		if errors.As(err, &ip) {
+			c.JSON(status, ip.reply()) // {"error", "errors": [every bad row]}
 			return
 		}
 		c.JSON(status, ErrorJSON{Error: msg})

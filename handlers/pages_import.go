@@ -16,9 +16,10 @@ import (
 	"tribunal/views"
 )
 
-// previewRows and previewProblems bound what the preview lists.
+// previewRows is a page of the preview; previewProblems bounds the listed
+// problems (a file of 100k bad rows is fixed from the first ones).
 const (
-	previewRows     = 200
+	previewRows     = 50
 	previewProblems = 500
 )
 
@@ -44,66 +45,108 @@ func (h *Handler) renderImport(c echo.Context, status int, f views.ImportForm, p
 	return render(c, status, views.ImportPage(f, part))
 }
 
+// importFormError shows an upload's problem above the form.
+func (h *Handler) importFormError(c echo.Context, f views.ImportForm, err error) error {
+	status, msg := statusOf(err)
+	if errors.Is(err, errNoUpload) {
+		status, msg = http.StatusUnprocessableEntity, "Choose a file or paste tasks."
+	}
+	f.Error = msg
+	return h.renderImport(c, status, f, views.FormError(msg))
+}
+
 // previewImport parses an uploaded task file and shows what importing it
-// would do, or every bad row; nothing is written.
+// would do: the counts, every problem and the first page of tasks. Nothing
+// is written; the parsed file is kept (see importPreviews) for paging and
+// for Import.
 func (h *Handler) previewImport(c echo.Context) error {
 	f := views.ImportForm{Format: c.FormValue("format"), Collection: c.FormValue("collection"), Tags: c.FormValue("tags"),
 		Text: c.FormValue("text")}
 	u, err := readUpload(c)
 	if err != nil {
-		_, msg := statusOf(err)
-		f.Error = msg
-		return h.renderImport(c, http.StatusUnprocessableEntity, f, views.FormError(msg))
+		return h.importFormError(c, f, err)
 	}
 	u.name = cmp.Or(u.name, "pasted")
-	p := views.ImportPreview{FileName: u.name, Format: string(u.format), Content: string(u.data), Collection: u.collection,
-		Tags: strings.Join(u.tags, ", ")}
-	tasks, err := importer.Parse(u.name, u.data, u.format)
-	if err != nil {
-		var es importer.Errors
-		if !errors.As(err, &es) {
+	p := &importPreview{name: u.name, collection: u.collection, tags: u.tags, res: readTasks(u), size: len(u.data)}
+	if len(p.res.Tasks) > 0 {
+		p.dry, err = h.store.UpsertTasks(c.Request().Context(), store.ImportInput{Tasks: p.res.Tasks, Collection: u.collection,
+			CollectionTags: u.tags, DryRun: true})
+		if err != nil {
+			if _, _, ok := formProblem(err); ok {
+				return h.importFormError(c, f, err)
+			}
 			return err
 		}
-		for i, e := range es {
-			if i == previewProblems {
-				p.MoreProblems = len(es) - previewProblems
-				break
-			}
-			p.Problems = append(p.Problems, views.ImportProblem{Row: e.Row, Line: e.Line, Field: e.Field, Message: e.Message})
-		}
-		return h.renderImport(c, http.StatusUnprocessableEntity, f, views.ImportPreviewView(p))
 	}
-	if p.Format == "" {
-		det, _ := importer.Detect(u.name, u.data)
-		p.Format = string(det)
+	status := http.StatusOK
+	if len(p.res.Errors) > 0 {
+		status = http.StatusUnprocessableEntity
 	}
-	res, err := h.store.UpsertTasks(c.Request().Context(), store.ImportInput{Tasks: tasks, Collection: u.collection,
-		CollectionTags: u.tags, DryRun: true})
+	return h.renderImport(c, status, f, views.ImportPreviewView(previewView(h.imports.put(p), p, 1)))
+}
+
+// errPreviewGone answers a token whose preview is no longer kept.
+var errPreviewGone = echo.NewHTTPError(http.StatusGone,
+	"This preview is no longer kept (previews last 30 minutes, and only the latest few): choose the file and preview it again.")
+
+// showImportPreview pages through a kept preview's tasks: the rows partial
+// for HTMX, the whole page otherwise.
+func (h *Handler) showImportPreview(c echo.Context) error {
+	token := c.Param("token")
+	p := h.imports.get(token)
+	if p == nil {
+		return errPreviewGone
+	}
+	page, err := queryInt(c, "page")
 	if err != nil {
-		if status, msg, ok := formProblem(err); ok {
-			f.Error = msg
-			return h.renderImport(c, status, f, views.FormError(msg))
-		}
 		return err
 	}
-	updates := map[string]bool{}
-	for _, id := range res.UpdatedIDs {
-		updates[id] = true
+	v := previewView(token, p, page)
+	if isHTMX(c) {
+		return render(c, http.StatusOK, views.ImportRowsView(v.Rows))
 	}
-	p.Total, p.New, p.Updates, p.CollectionNew = len(tasks), res.Created, res.Updated, res.CollectionCreated
-	for i, t := range tasks {
-		if i == previewRows {
+	f := views.ImportForm{Formats: importFormats(), Collection: p.collection, Tags: strings.Join(p.tags, ", ")}
+	return render(c, http.StatusOK, views.ImportPage(f, views.ImportPreviewView(v)))
+}
+
+// previewView is what the page shows of a preview, with page (1-based,
+// clamped) of its tasks.
+func previewView(token string, p *importPreview, page int) views.ImportPreview {
+	r := p.res
+	v := views.ImportPreview{Token: token, FileName: p.name, Format: string(r.Format), Collection: p.collection,
+		Total: len(r.Tasks), Skipped: r.Skipped, Problems: len(r.Errors), BadRows: r.BadRows(), WithChecks: r.WithChecks(),
+		DefaultCategory: r.DefaultCategory, Defaulted: r.Defaulted, DefaultFromCollection: p.collection != "", GSM8K: r.GSM8K}
+	for _, cat := range r.Categories() {
+		v.Categories = append(v.Categories, views.ImportCategory{Name: cat.Name, Tasks: cat.Tasks})
+	}
+	for i, e := range r.Errors {
+		if i == previewProblems {
 			break
 		}
+		v.ProblemRows = append(v.ProblemRows, views.ImportProblem{Row: e.Row, Line: e.Line, Field: e.Field, Message: e.Message})
+	}
+	updates := map[string]bool{}
+	if p.dry != nil {
+		v.Create, v.Update, v.CollectionNew = p.dry.Created, p.dry.Updated, p.dry.CollectionCreated
+		for _, id := range p.dry.UpdatedIDs {
+			updates[id] = true
+		}
+	}
+	pages := max((len(r.Tasks)+previewRows-1)/previewRows, 1)
+	page = min(max(page, 1), pages)
+	v.Rows = views.ImportRows{Token: token, Page: page, Pages: pages, Total: len(r.Tasks)}
+	from := (page - 1) * previewRows
+	for i := from; i < min(from+previewRows, len(r.Tasks)); i++ {
+		t := r.Tasks[i]
 		checks := make([]string, len(t.Checks))
 		for j, ch := range t.Checks {
 			checks[j] = ch.Type
 		}
-		p.Rows = append(p.Rows, views.ImportRow{TaskID: t.TaskKey, Category: t.Category, Question: clip(t.Question, 200),
-			Reference: clip(t.Reference, 80), Checks: strings.Join(checks, ", "), Tags: strings.Join(t.Tags, ", "),
-			Update: updates[t.TaskKey]})
+		v.Rows.Rows = append(v.Rows.Rows, views.ImportRow{Row: r.RowNums[i], TaskID: t.TaskKey, Category: t.Category,
+			Question: clip(t.Question, 200), Reference: clip(t.Reference, 80), Checks: strings.Join(checks, ", "),
+			Tags: strings.Join(t.Tags, ", "), Update: updates[t.TaskKey]})
 	}
-	return h.renderImport(c, http.StatusOK, f, views.ImportPreviewView(p))
+	return v
 }
 
 func clip(s string, n int) string {
@@ -114,40 +157,27 @@ func clip(s string, n int) string {
 	return string(r[:n]) + "…"
 }
 
-// confirmImport imports the previewed file.
+// confirmImport imports a kept preview's tasks, all or nothing.
 func (h *Handler) confirmImport(c echo.Context) error {
-	f := views.ImportForm{Collection: c.FormValue("collection"), Tags: c.FormValue("tags")}
-	u, err := readUpload(c)
-	if err != nil {
-		_, msg := statusOf(err)
-		f.Error = msg
-		return h.renderImport(c, http.StatusUnprocessableEntity, f, views.FormError(msg))
+	token := c.FormValue("token")
+	p := h.imports.get(token)
+	f := views.ImportForm{}
+	if p == nil {
+		return h.importFormError(c, f, errPreviewGone)
 	}
-	u.name = cmp.Or(u.name, "pasted")
-	tasks, err := importer.Parse(u.name, u.data, u.format)
-	if err != nil {
-		var es importer.Errors
-		if !errors.As(err, &es) {
-			return err
-		}
-		p := views.ImportPreview{FileName: u.name}
-		for i, e := range es {
-			if i == previewProblems {
-				p.MoreProblems = len(es) - previewProblems
-				break
-			}
-			p.Problems = append(p.Problems, views.ImportProblem{Row: e.Row, Line: e.Line, Field: e.Field, Message: e.Message})
-		}
-		return h.renderImport(c, http.StatusUnprocessableEntity, f, views.ImportPreviewView(p))
+	f.Collection, f.Tags = p.collection, strings.Join(p.tags, ", ")
+	if len(p.res.Errors) > 0 {
+		return h.importFormError(c, f, &importProblems{name: p.name, errs: p.res.Errors})
 	}
-	res, err := h.store.UpsertTasks(withoutCancel(c), store.ImportInput{Tasks: tasks, Collection: u.collection, CollectionTags: u.tags})
+	res, err := h.store.UpsertTasks(withoutCancel(c), store.ImportInput{Tasks: p.res.Tasks, Collection: p.collection, CollectionTags: p.tags})
 	if err != nil {
-		if status, msg, ok := formProblem(err); ok {
-			return h.renderImport(c, status, f, views.FormError(msg))
+		if _, _, ok := formProblem(err); ok {
+			return h.importFormError(c, f, err)
 		}
 		return err
 	}
-	d := views.ImportDone{FileName: u.name, Created: res.Created, Updated: res.Updated, UpdatedIDs: res.UpdatedIDs,
+	h.imports.remove(token)
+	d := views.ImportDone{FileName: p.name, Created: res.Created, Updated: res.Updated, UpdatedIDs: res.UpdatedIDs,
 		CollectionCreated: res.CollectionCreated}
 	if len(d.UpdatedIDs) > 50 {
 		d.UpdatedIDs = append(d.UpdatedIDs[:50:50], "and "+strconv.Itoa(res.Updated-50)+" more")

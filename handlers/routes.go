@@ -79,6 +79,7 @@ func (h *Handler) routes(e *echo.Echo) {
 
 	e.GET("/import", h.showImport)
 	e.POST("/import/preview", h.previewImport)
+	e.GET("/import/preview/:token", h.showImportPreview)
 	e.POST("/import", h.confirmImport)
 
 	e.GET("/watch", func(c echo.Context) error { return c.Redirect(http.StatusFound, "/schedules") })

@@ -77,6 +77,7 @@ func parseCSV(data []byte, tsv bool) ([]row, Errors) {
 		line, _ := r.FieldPos(0)
 		line += headerLine - 1
 		if blank(rec) {
+			rows = append(rows, row{num: num, line: line, skip: true})
 			continue
 		}
 		b := newBuilder(num, line)

@@ -46,12 +46,12 @@ func sameTasks(t *testing.T, got, want []store.TaskInput) {
 
 func TestCSV(t *testing.T) {
 	// Seed 000 columns plus seed 001's expected answer / comments / tags,
-	// headers written loosely, one unknown column, one row without id or
-	// category, a multi-line cell.
+	// headers written loosely, one unknown column, a blank row, one row
+	// without id, a multi-line cell.
 	data := `Task ID,Category,Sub-Category,Question,Excellent,Good,Pass,Incorrect Answer Direction,Expected_Answer,Comments,Tags,Difficulty
 t1,math,arith,What is 2+2?,4 with reasoning,4,four,says 5,4,easy one,"a, b; c ,a",easy
 ,,,,,,,,,,,
-,,,"Name two
+,math,,"Name two
 primes.",,,,,,,,,,
 `
 	got := mustParse(t, "Seed Tasks.csv", data, FormatCSV)
@@ -60,7 +60,7 @@ primes.",,,,,,,,,,
 			Excellent: "4 with reasoning", Good: "4", Pass: "four", IncorrectAnswerDirection: "says 5",
 			Reference: "4", Comments: "easy one", Tags: []string{"a", "b", "c"},
 			Metadata: map[string]string{"Difficulty": "easy"}},
-		{TaskKey: genID("seed-tasks", "", "Name two\nprimes."), Category: "seed-tasks", Question: "Name two\nprimes."},
+		{TaskKey: genID("seed-tasks", "", "Name two\nprimes."), Category: "math", Question: "Name two\nprimes."},
 	})
 }
 
@@ -95,7 +95,7 @@ func TestCSVHeaderProblems(t *testing.T) {
 }
 
 func TestJSONL(t *testing.T) {
-	data := `{"question": "Janet has 3 eggs. How many?", "answer": "She has 3.\n#### 3"}
+	data := `{"question": "Janet has 3 eggs. How many?", "answer": "She has 3.\n#### 3", "category": "gsm"}
 
 {"id": 7, "category": "chat", "turns": ["Hi", "Now in French"], "system_prompt": "Be kind.", "tags": ["x", "y"],
  "checks": [{"type": "contains", "value": "Bonjour"}, "rouge_l"], "expected": "Salut", "metadata": {"source": "me", "n": 2}, "difficulty": {"level": 3}}
@@ -109,7 +109,7 @@ func TestJSONL(t *testing.T) {
 	got := mustParse(t, "gsm.jsonl", data, FormatJSONL)
 	sameTasks(t, got, []store.TaskInput{
 		{TaskKey: genID("gsm", "", "Janet has 3 eggs. How many?"), Category: "gsm", Question: "Janet has 3 eggs. How many?",
-			Reference: "She has 3.\n#### 3"},
+			Reference: "3", Excellent: "She has 3.", Checks: []store.Check{{Type: "numeric"}}},
 		{TaskKey: "7", Category: "chat", Question: "Hi", Turns: []string{"Hi", "Now in French"}, SystemPrompt: "Be kind.",
 			Tags: []string{"x", "y"}, Checks: []store.Check{{Type: "contains", Value: "Bonjour"}, {Type: "rouge_l"}}, Reference: "Salut",
 			Metadata: map[string]string{"source": "me", "n": "2", "difficulty": `{"level":3}`}},
@@ -117,10 +117,10 @@ func TestJSONL(t *testing.T) {
 }
 
 func TestJSONArrayFile(t *testing.T) {
-	data := "[\n  {\"task_id\": \"a\", \"question\": \"q1\"},\n  {\"task_id\": \"b\", \"question\": \"q2\", \"category\": \"k\"}\n]\n"
+	data := "[\n  {\"task_id\": \"a\", \"question\": \"q1\", \"category\": \"k\"},\n  {\"task_id\": \"b\", \"question\": \"q2\", \"category\": \"k\"}\n]\n"
 	got := mustParse(t, "tasks.json", data, "")
 	sameTasks(t, got, []store.TaskInput{
-		{TaskKey: "a", Category: "tasks", Question: "q1"},
+		{TaskKey: "a", Category: "k", Question: "q1"},
 		{TaskKey: "b", Category: "k", Question: "q2"},
 	})
 	_, err := Parse("tasks.json", []byte(strings.Replace(data, `"q2"`, `""`, 1)), "")
@@ -194,6 +194,7 @@ tasks:
       - And of Austria?
 ---
 - id: third
+  category: geo
   prompt: |
     Multi-line
     prompt

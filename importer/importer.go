@@ -4,6 +4,7 @@
 //
 // Import is all or nothing: Parse either returns tasks that all pass
 // TaskInput.Normalize, or no tasks and an Errors that names every bad row.
+// Read, for previews, returns both: the good rows' tasks and every problem.
 //
 // Decisions shared by all formats:
 //   - Field names are matched loosely (case, spaces, dashes, underscores and
@@ -14,8 +15,12 @@
 //     turns)>": it depends only on the content, so re-importing the same file
 //     updates tasks instead of duplicating them (renaming the file changes the
 //     ids). MT-Bench uses "mtbench-<question_id>".
-//   - A task without a category gets the file stem ("imported" when the name
-//     is empty).
+//   - When a file names no category at all, every task gets Options.Category
+//     or else the file stem ("imported" when the name is empty); in a file
+//     that names some, a row without one is refused (see finish).
+//   - A GSM8K answer ("… #### 18") becomes a numeric reference, its worked
+//     solution the excellent answer, and adds a numeric check (see gsm8k).
+//   - Blank records are skipped and counted (Result.Skipped).
 //   - Text is trimmed. Turns, tags, check types and limits are left to
 //     TaskInput.Normalize (the question is the first turn, one turn is none).
 //   - A task_id used twice in one file is an error on the later row naming the
@@ -104,10 +109,90 @@ func (es Errors) Error() string {
 	return strings.Join(parts, "; ")
 }
 
-// row is a task built from one record, with where it came from.
+// row is what one record made: a task, or a record whose problems are in
+// Errors (bad), or a blank record that was skipped.
 type row struct {
 	task      store.TaskInput
 	num, line int
+	bad, skip bool
+}
+
+// Options tunes Read.
+type Options struct {
+	// Format is the file's format; "" detects it (see Detect).
+	Format Format
+	// Category is the category of every task when the file names none (the
+	// collection the tasks go into, say); "" means the file stem.
+	Category string
+}
+
+// Result is what Read made of a file: the tasks of its good rows, and every
+// problem of the others. Only a Result without Errors may be imported.
+type Result struct {
+	// Format is Options.Format, or the detected one.
+	Format Format
+	// Tasks are the good rows' tasks in file order, each normalized;
+	// RowNums[i] is the row (record number) Tasks[i] came from.
+	Tasks   []store.TaskInput
+	RowNums []int
+	// Errors lists every problem; empty when the whole file is good.
+	Errors Errors
+	// Skipped counts blank records (an empty CSV row, a blank JSONL line).
+	Skipped int
+	// DefaultCategory is the category the Defaulted tasks got because the
+	// file named none for them: Options.Category, or the file stem.
+	DefaultCategory string
+	Defaulted       int
+	// GSM8K counts the tasks whose reference was a GSM8K answer (see gsm8k).
+	GSM8K int
+}
+
+// CategoryCount is one category of a file with its number of tasks.
+type CategoryCount struct {
+	Name  string
+	Tasks int
+}
+
+// Categories lists the tasks' categories, the biggest first.
+func (r *Result) Categories() []CategoryCount {
+	n := map[string]int{}
+	for _, t := range r.Tasks {
+		n[t.Category]++
+	}
+	out := make([]CategoryCount, 0, len(n))
+	for name, tasks := range n {
+		out = append(out, CategoryCount{name, tasks})
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].Tasks != out[j].Tasks {
+			return out[i].Tasks > out[j].Tasks
+		}
+		return out[i].Name < out[j].Name
+	})
+	return out
+}
+
+// WithChecks counts the tasks that have at least one reference check.
+func (r *Result) WithChecks() int {
+	n := 0
+	for _, t := range r.Tasks {
+		if len(t.Checks) > 0 {
+			n++
+		}
+	}
+	return n
+}
+
+// BadRows counts the rows with at least one problem; a problem of the whole
+// file (row 0) is no row.
+func (r *Result) BadRows() int {
+	rows := map[int]bool{}
+	for _, e := range r.Errors {
+		if e.Row > 0 {
+			rows[e.Row] = true
+		}
+	}
+	return len(rows)
 }
 
 // Parse reads a whole file. With format "" it is detected from the name and
@@ -122,23 +207,39 @@ func Parse(name string, data []byte, format Format) ([]store.TaskInput, error) {
 // ParseFile is Parse that also returns the format it read: format, or the
 // detected one when format is "" (so callers need not Detect again).
 func ParseFile(name string, data []byte, format Format) ([]store.TaskInput, Format, error) {
+	r := Read(name, data, Options{Format: format})
+	if len(r.Errors) > 0 {
+		return nil, r.Format, r.Errors
+	}
+	return r.Tasks, r.Format, nil
+}
+
+// Read reads a whole file and says what importing it would bring: its good
+// tasks, every problem, and the defaults it applied. A file that cannot be
+// read at all (not UTF-8, unknown format) has one problem and no tasks.
+func Read(name string, data []byte, o Options) *Result {
+	res := &Result{Format: o.Format}
+	fail := func(e RowError) *Result {
+		res.Errors = Errors{e}
+		return res
+	}
 	if len(data) > MaxFileSize {
-		return nil, format, Errors{{Message: fmt.Sprintf("the file is %d bytes, more than the %d MB limit", len(data), MaxFileSize>>20)}}
+		return fail(RowError{Message: fmt.Sprintf("the file is %d bytes, more than the %d MB limit", len(data), MaxFileSize>>20)})
 	}
-	data, err := cleanText(data)
-	if err != nil {
-		return nil, format, Errors{*err}
+	data, rerr := cleanText(data)
+	if rerr != nil {
+		return fail(*rerr)
 	}
-	if format == "" {
+	if res.Format == "" {
 		f, err := detect(name, data)
 		if err != nil {
-			return nil, "", Errors{{Message: err.Error()}}
+			return fail(RowError{Message: err.Error()})
 		}
-		format = f
+		res.Format = f
 	}
 	var rows []row
 	var errs Errors
-	switch format {
+	switch res.Format {
 	case FormatCSV:
 		rows, errs = parseCSV(data, strings.HasSuffix(strings.ToLower(name), ".tsv"))
 	case FormatJSONL:
@@ -152,34 +253,55 @@ func ParseFile(name string, data []byte, format Format) ([]store.TaskInput, Form
 	case FormatOpenAIEvals:
 		rows, errs = parseOpenAIEvals(data)
 	default:
-		return nil, format, Errors{{Message: fmt.Sprintf("unknown format %q (want one of %s)", format, formatList())}}
+		return fail(RowError{Message: fmt.Sprintf("unknown format %q (want one of %s)", res.Format, formatList())})
 	}
 	stem := fileStem(name)
-	category := stem
-	if format == FormatPromptfoo && stem == "promptfooconfig" {
-		category = "promptfoo" // the default config name says nothing about the tasks
+	res.DefaultCategory = strings.TrimSpace(o.Category)
+	if res.DefaultCategory == "" {
+		res.DefaultCategory = stem
+		if res.Format == FormatPromptfoo && stem == "promptfooconfig" {
+			res.DefaultCategory = "promptfoo" // the default config name says nothing about the tasks
+		}
 	}
-	tasks, errs := finish(rows, errs, stem, category)
-	if len(errs) > 0 {
-		return nil, format, errs
-	}
-	return tasks, format, nil
+	finish(res, rows, errs, stem)
+	return res
 }
 
-// finish fills in defaults, validates every task and rejects repeated ids.
-func finish(rows []row, errs Errors, stem, category string) ([]store.TaskInput, Errors) {
+// finish fills in defaults, reads GSM8K answers, validates every task and
+// rejects repeated ids, filling res.
+//
+// The default category goes to every task of a file that names no category
+// at all. In a file that names some, a row without one is refused as the
+// task form refuses it (TaskInput.Normalize: "category: is required"):
+// a blank cell there is more likely a slip than a wish for the file's name.
+// promptfoo and OpenAI-evals files have no category field (promptfoo's
+// is optional test metadata), so there every task without one gets it.
+func finish(res *Result, rows []row, errs Errors, stem string) {
+	perTask := res.Format == FormatPromptfoo || res.Format == FormatOpenAIEvals
+	named := false
+	for _, r := range rows {
+		named = named || !r.skip && strings.TrimSpace(r.task.Category) != ""
+	}
 	type firstUse struct{ num, line int }
 	seen := make(map[string]firstUse, len(rows))
-	tasks := make([]store.TaskInput, 0, len(rows))
 	for i := range rows {
 		r := &rows[i]
+		if r.skip {
+			res.Skipped++
+			continue
+		}
+		if r.bad {
+			continue
+		}
 		t := &r.task
 		bad := func(field, format string, args ...any) {
 			errs = append(errs, RowError{Row: r.num, Line: r.line, Field: field, Message: fmt.Sprintf(format, args...)})
 		}
-		if strings.TrimSpace(t.Category) == "" {
-			t.Category = category
+		defaulted := strings.TrimSpace(t.Category) == "" && (perTask || !named)
+		if defaulted {
+			t.Category = res.DefaultCategory
 		}
+		fromGSM8K := gsm8k(t)
 		generated := false
 		if strings.TrimSpace(t.TaskKey) == "" && (strings.TrimSpace(t.Question) != "" || len(t.Turns) > 0) {
 			t.TaskKey = stem + "-" + contentHash(t)
@@ -211,9 +333,16 @@ func finish(rows []row, errs Errors, stem, category string) ([]store.TaskInput, 
 			continue
 		}
 		seen[t.TaskKey] = firstUse{r.num, r.line}
-		tasks = append(tasks, *t)
+		res.Tasks = append(res.Tasks, *t)
+		res.RowNums = append(res.RowNums, r.num)
+		if defaulted {
+			res.Defaulted++
+		}
+		if fromGSM8K {
+			res.GSM8K++
+		}
 	}
-	if len(errs) == 0 && len(tasks) == 0 {
+	if len(errs) == 0 && len(res.Tasks) == 0 {
 		errs = append(errs, RowError{Message: "the file has no tasks"})
 	}
 	sort.SliceStable(errs, func(i, j int) bool {
@@ -222,7 +351,7 @@ func finish(rows []row, errs Errors, stem, category string) ([]store.TaskInput, 
 		}
 		return errs[i].Line < errs[j].Line
 	})
-	return tasks, errs
+	res.Errors = errs
 }
 
 // contentHash is what a generated id is made of: the prompt the model sees.

@@ -242,13 +242,15 @@ func readDataset(t *testing.T, name string) []byte {
 	return data
 }
 
+// The 300 GSM8K lines read as JSONL give the same tasks as the CSV made from
+// them (whose references were written without thousands separators).
 func TestGSM8K(t *testing.T) {
 	jl := mustParse(t, "gsm8k_test_300.jsonl", string(readDataset(t, "gsm8k_test_300.jsonl")), "")
 	if len(jl) != 300 {
 		t.Fatalf("jsonl: %d tasks, want 300", len(jl))
 	}
 	first := jl[0]
-	if !strings.HasPrefix(first.Question, "Janet’s ducks lay 16 eggs") || !strings.HasSuffix(first.Reference, "#### 18") ||
+	if !strings.HasPrefix(first.Question, "Janet’s ducks lay 16 eggs") || first.Reference != "18" ||
 		first.Category != "gsm8k_test_300" || first.TaskKey != genID("gsm8k_test_300", "", first.Question) {
 		t.Errorf("first task: %+v", first)
 	}
@@ -260,6 +262,13 @@ func TestGSM8K(t *testing.T) {
 	for i, task := range csv {
 		if task.Question != jl[i].Question || task.Category != "math" || !strings.HasPrefix(task.TaskKey, "gsm8k-test-0") {
 			t.Fatalf("csv task %d: %+v", i, task)
+		}
+		if jl[i].Reference != task.Reference {
+			t.Errorf("task %d: the JSONL answer gives reference %q, the CSV has %q", i, jl[i].Reference, task.Reference)
+		}
+		if j := jl[i]; j.Excellent == "" || strings.Contains(j.Excellent, "<<") || strings.Contains(j.Excellent, "####") ||
+			!reflect.DeepEqual(j.Checks, []store.Check{{Type: "numeric"}}) {
+			t.Errorf("task %d: excellent %q, checks %v", i, j.Excellent, j.Checks)
 		}
 	}
 	if csv[0].TaskKey != "gsm8k-test-0000" || csv[0].Reference != "18" || csv[146].Reference != "2125" {

@@ -49,6 +49,7 @@ func eachJSONRecord(data []byte, fn func(obj *value, b *builder)) ([]row, Errors
 		}
 		lineNo++
 		if len(bytes.TrimSpace(line)) == 0 {
+			rows = append(rows, row{num: lineNo, line: lineNo, skip: true})
 			continue
 		}
 		if len(line) > MaxRowSize {

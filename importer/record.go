@@ -266,12 +266,11 @@ func (b *builder) fail(v *value, field, format string, args ...any) {
 	b.errs = append(b.errs, RowError{Row: b.num, Line: line, Field: field, Message: fmt.Sprintf(format, args...)})
 }
 
-// done adds the task to rows, or its errors to errs.
+// done adds the task to rows, or its errors to errs (and the row, marked
+// bad, so that finish still sees whether the file names categories).
 func (b *builder) done(rows []row, errs Errors) ([]row, Errors) {
-	if len(b.errs) > 0 {
-		return rows, append(errs, b.errs...)
-	}
-	return append(rows, row{task: b.t, num: b.num, line: b.line}), errs
+	r := row{task: b.t, num: b.num, line: b.line, bad: len(b.errs) > 0}
+	return append(rows, r), append(errs, b.errs...)
 }
 
 // setAll maps every field of a record.
