@@ -184,6 +184,12 @@ func (h *Handler) itemFilter(c echo.Context) (store.ItemFilter, error) {
 		return f, badRequest("status must be one of %s", oneOf(store.ItemStatuses))
 	}
 	f.Model = c.QueryParam("model")
+	// phase and reason narrow to one failure group ("Finished with N failures").
+	f.Phase = store.Phase(c.QueryParam("phase"))
+	if f.Phase != "" && f.Phase != store.PhaseBenchmarking && f.Phase != store.PhaseJudging {
+		return f, badRequest("phase must be one of %s", oneOf([]store.Phase{store.PhaseBenchmarking, store.PhaseJudging}))
+	}
+	f.Reason = c.QueryParam("reason")
 	return f, nil
 }
 

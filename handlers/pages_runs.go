@@ -303,13 +303,13 @@ func (h *Handler) showRun(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	d := views.RunPageData{Run: run}
+	d := views.RunPageData{Run: run, Failures: views.FailuresView{RunID: id, Status: string(run.Status)}}
 	var prog runs.Progress
 	if d.Progress, prog, err = h.progressOf(c, run); err != nil {
 		return err
 	}
 	if prog.Failed > 0 {
-		if d.Failures, err = h.runs.Failures(ctx, id); err != nil {
+		if d.Failures.Groups, err = h.runs.Failures(ctx, id); err != nil {
 			return err
 		}
 	}
@@ -338,7 +338,7 @@ func (h *Handler) itemsTable(c echo.Context, run *store.Run) (views.ItemsTable, 
 	if err != nil {
 		return views.ItemsTable{}, err
 	}
-	t := views.ItemsTable{RunID: run.ID, Status: string(f.Status), Model: f.Model, Page: page}
+	t := views.ItemsTable{RunID: run.ID, Status: string(f.Status), Model: f.Model, Phase: string(f.Phase), Reason: f.Reason, Page: page}
 	seen := map[string]bool{}
 	for _, tg := range run.Targets {
 		if !seen[tg.Model] {
@@ -395,14 +395,15 @@ func (h *Handler) runFailuresPartial(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	if _, err := h.store.Run(c.Request().Context(), id); err != nil {
+	run, err := h.store.Run(c.Request().Context(), id)
+	if err != nil {
 		return err
 	}
 	groups, err := h.runs.Failures(c.Request().Context(), id)
 	if err != nil {
 		return err
 	}
-	return render(c, http.StatusOK, views.RunFailures(id, groups))
+	return render(c, http.StatusOK, views.RunFailures(views.FailuresView{RunID: id, Status: string(run.Status), Groups: groups}))
 }
 
 // runActionPage pauses, resumes or cancels, answering the new progress panel.
@@ -452,7 +453,11 @@ func (h *Handler) requeuePage(c echo.Context, requeue func(context.Context, int6
 	if n == 0 {
 		return echo.NewHTTPError(http.StatusConflict, none)
 	}
-	return redirectFlash(c, "Items sent back for another try.", fmt.Sprintf("/runs/%d", id))
+	msg := fmt.Sprintf("%d items sent back for another try.", n)
+	if n == 1 {
+		msg = "1 item sent back for another try."
+	}
+	return redirectFlash(c, msg, fmt.Sprintf("/runs/%d", id))
 }
 
 // resultsView adds judge agreement and the run's statistics to the aggregates.

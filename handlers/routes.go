@@ -196,7 +196,7 @@ func (h *Handler) apiRoutes() []apiRoute {
 		{method: post, path: "/runs", handler: h.apiCreateRun, summary: "Create a run and start it", in: store.RunInput{}, out: RunJSON{}, status: http.StatusCreated, errs: conflict},
 		{method: get, path: "/runs/:run", handler: h.apiGetRun, summary: "Show a run: setup, progress, current work, summary and KPI values", out: RunJSON{}},
 		{method: del, path: "/runs/:run", handler: h.apiDeleteRun, summary: "Delete a run"},
-		{method: get, path: "/runs/:run/items", handler: h.apiRunItems, summary: "List a run's items", query: "status model page per_page after", out: store.Page[store.ItemView]{}},
+		{method: get, path: "/runs/:run/items", handler: h.apiRunItems, summary: "List a run's items", query: "status model phase reason page per_page after", out: store.Page[store.ItemView]{}},
 		{method: get, path: "/runs/:run/scores", handler: h.apiRunScores, summary: "List a run's scores", query: "model judge metric page per_page", out: store.Page[store.ScoreView]{}},
 		{method: get, path: "/runs/:run/agreement", handler: h.apiRunAgreement, summary: "Judge–human and judge–judge agreement (kappa)", out: analysis.Report{}},
 		{method: get, path: "/runs/:run/analysis", handler: h.apiRunAnalysis, summary: "Per-model means with CIs, paired tests, consistency, judge reliability", out: analysis.RunReport{}},

@@ -20,10 +20,7 @@ const MaxFailureGroups = 20
 // the first line of their error (a judge's raw output follows on the next
 // lines, and would make every reason unique), most frequent first.
 func (s *Store) RunFailures(ctx context.Context, runID int64) ([]FailureGroup, error) {
-	reason := "CASE WHEN instr(error, char(10)) > 0 THEN substr(error, 1, instr(error, char(10)) - 1) ELSE error END"
-	if s.dialect == Postgres {
-		reason = "split_part(error, chr(10), 1)"
-	}
+	reason := s.failureReason("error")
 	out := []FailureGroup{}
 	err := s.conn(ctx).Model(&Item{}).Select("failed_phase AS phase, "+reason+" AS reason, COUNT(*) AS count").
 		Where("run_id = ? AND status = ?", runID, ItemFailed).
@@ -32,6 +29,15 @@ func (s *Store) RunFailures(ctx context.Context, runID int64) ([]FailureGroup, e
 		return nil, fmt.Errorf("store: run failures: %w", err)
 	}
 	return out, nil
+}
+
+// failureReason is the SQL of a failure's reason, the first line of the
+// error column col: what RunFailures groups by and ItemFilter.Reason matches.
+func (s *Store) failureReason(col string) string {
+	if s.dialect == Postgres {
+		return "split_part(" + col + ", chr(10), 1)"
+	}
+	return "CASE WHEN instr(" + col + ", char(10)) > 0 THEN substr(" + col + ", 1, instr(" + col + ", char(10)) - 1) ELSE " + col + " END"
 }
 
 // RetryFailed sends every FAILED item of an ended run back to the phase it

@@ -44,6 +44,10 @@ type ItemFilter struct {
 	Page    int
 	PerPage int
 	AfterID int64 // keyset cursor for scripts and export: items with a larger id
+	// Phase and Reason pick the failed items of one failure group
+	// (RunFailures): the phase they failed in, their error's first line.
+	Phase  Phase
+	Reason string
 }
 
 // The item's score is the panel's mean overall score (or, without judges,
@@ -73,6 +77,12 @@ func (s *Store) itemFilterQuery(ctx context.Context, runID int64, f ItemFilter) 
 			return nil, fmt.Errorf("store: filter items by model: %w", err)
 		}
 		q = q.Where("i.run_target_id IN ?", append(targets, 0)) // 0: no target, so an unknown model matches nothing
+	}
+	if f.Phase != "" {
+		q = q.Where("i.failed_phase = ?", f.Phase)
+	}
+	if f.Reason != "" {
+		q = q.Where(s.failureReason("i.error")+" = ?", f.Reason)
 	}
 	return q, nil
 }
