@@ -63,17 +63,45 @@ func (h *Handler) showRuns(c echo.Context) error {
 	}
 	now := time.Now()
 	for _, r := range page.Items {
-		prog, err := h.runs.Progress(ctx, &r)
+		row, err := h.runRow(ctx, r, now)
 		if err != nil {
 			return err
 		}
-		g, err := h.runs.Glance(ctx, &r, prog, now)
-		if err != nil {
-			return err
-		}
-		l.Rows = append(l.Rows, views.RunRow{Run: r, Progress: prog, Glance: g})
+		l.Rows = append(l.Rows, row)
 	}
 	return render(c, http.StatusOK, views.RunsPage(l))
+}
+
+// runRow is a run's row in the runs list: its progress and figures.
+func (h *Handler) runRow(ctx context.Context, r store.Run, now time.Time) (views.RunRow, error) {
+	prog, err := h.runs.Progress(ctx, &r)
+	if err != nil {
+		return views.RunRow{}, err
+	}
+	g, err := h.runs.Glance(ctx, &r, prog, now)
+	if err != nil {
+		return views.RunRow{}, err
+	}
+	return views.RunRow{Run: r, Progress: prog, Glance: g}, nil
+}
+
+// showRunRow is one run's row of the runs list, which an active run's row
+// polls to move live.
+func (h *Handler) showRunRow(c echo.Context) error {
+	id, err := pathID(c, "run")
+	if err != nil {
+		return err
+	}
+	ctx := c.Request().Context()
+	run, err := h.store.Run(ctx, id)
+	if err != nil {
+		return err
+	}
+	row, err := h.runRow(ctx, *run, time.Now())
+	if err != nil {
+		return err
+	}
+	return render(c, http.StatusOK, views.RunListRow(row, false))
 }
 
 func (h *Handler) newRunForm(c echo.Context, f views.NewRunForm) (views.NewRunForm, error) {
