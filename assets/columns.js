@@ -5,6 +5,8 @@
 // JS the picker stays hidden and the server's default columns show.
 (function () {
   var prefix = "tribunal-columns:";
+  // Which pickers are open, so a live swap of their table does not shut them.
+  var open = {};
 
   function saved(key) {
     try {
@@ -28,6 +30,7 @@
       });
     });
     picker.hidden = false;
+    if (open[key]) picker.open = true;
   }
 
   function init(root) {
@@ -50,6 +53,13 @@
     }
     apply(picker);
   });
+  // toggle does not bubble: listen while it goes down.
+  document.addEventListener("toggle", function (e) {
+    var picker = e.target;
+    if (picker.hasAttribute && picker.hasAttribute("data-columns-picker")) {
+      open[picker.getAttribute("data-columns-picker")] = picker.open;
+    }
+  }, true);
   document.addEventListener("DOMContentLoaded", function () {
     init(document);
   });

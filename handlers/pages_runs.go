@@ -86,7 +86,7 @@ func (h *Handler) runRow(ctx context.Context, r store.Run, now time.Time) (views
 }
 
 // showRunRow is one run's row of the runs list, which an active run's row
-// polls to move live.
+// polls to move live; run_ids carries its compare tick.
 func (h *Handler) showRunRow(c echo.Context) error {
 	id, err := pathID(c, "run")
 	if err != nil {
@@ -101,7 +101,7 @@ func (h *Handler) showRunRow(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return render(c, http.StatusOK, views.RunListRow(row, false))
+	return render(c, http.StatusOK, views.RunListRow(row, c.QueryParam("run_ids") == strconv.FormatInt(id, 10)))
 }
 
 func (h *Handler) newRunForm(c echo.Context, f views.NewRunForm) (views.NewRunForm, error) {

@@ -279,9 +279,9 @@ func firstEvent(t *testing.T, a *app, path, name string) string {
 
 // runRow is the runs list row partial of a run, parsed inside its table
 // (a <tr> alone is dropped by an HTML parser).
-func (a *app) runRow(t *testing.T, id int64) *goquery.Selection {
+func (a *app) runRow(t *testing.T, id int64, query string) *goquery.Selection {
 	t.Helper()
-	res, _, body := a.get(t, fmt.Sprintf("/runs/%d/row", id))
+	res, _, body := a.get(t, fmt.Sprintf("/runs/%d/row%s", id, query))
 	if res.StatusCode != 200 {
 		t.Fatalf("row of run %d: %d", id, res.StatusCode)
 	}
@@ -329,7 +329,16 @@ func TestRunsListRowLive(t *testing.T) {
 		}
 		percent := strconv.Itoa(run.Progress.Percent)
 
-		row := a.runRow(t, id)
+		row := a.runRow(t, id, "")
+		if row.AttrOr("hx-include", "") != "find input[name=run_ids]" {
+			t.Errorf("the row's poll does not send its compare tick: hx-include %q", row.AttrOr("hx-include", ""))
+		}
+		if _, on := a.runRow(t, id, fmt.Sprintf("?run_ids=%d", id)).Find("input[name=run_ids]").Attr("checked"); !on {
+			t.Error("a ticked row loses its tick when it reloads")
+		}
+		if _, on := row.Find("input[name=run_ids]").Attr("checked"); on {
+			t.Error("an unticked row comes back ticked")
+		}
 		if row.AttrOr("hx-get", "") != fmt.Sprintf("/runs/%d/row", id) || !strings.HasPrefix(row.AttrOr("hx-trigger", ""), "every ") {
 			t.Errorf("an active run's row does not poll: hx-get %q hx-trigger %q", row.AttrOr("hx-get", ""), row.AttrOr("hx-trigger", ""))
 		}
@@ -365,7 +374,7 @@ func TestRunsListRowLive(t *testing.T) {
 
 		free()
 		a.collectEvents(t, id, "")
-		row = a.runRow(t, id)
+		row = a.runRow(t, id, "")
 		if _, polls := row.Attr("hx-trigger"); polls {
 			t.Error("an ended run's row still polls")
 		}
