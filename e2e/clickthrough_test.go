@@ -316,7 +316,9 @@ func watchRun(t *testing.T, b0 *browser) {
 	})()`, 10*time.Second)
 
 	if b.check("the results panel refreshed to an average of 8.00", `document.querySelector("[data-testid=avg-score]").innerText.trim() === "8.00"`, 5*time.Second) {
-		models := mustEval[[]string](b, "per-model rows", `[...document.querySelectorAll("[data-testid=per-model] tbody tr")].map(r => r.innerText.replace(/\s+/g, " ").trim())`)
+		// Each model with its mean judge score (a column the picker hides by default).
+		models := mustEval[[]string](b, "per-model rows", `[...document.querySelectorAll("[data-testid=per-model] tbody tr")].map(r =>
+			r.querySelector("td strong").innerText + " " + r.querySelector("[data-col=judge-score]").textContent.trim() + " ")`)
 		if len(models) != 2 || !strings.Contains(models[0], "fake-small") || !strings.Contains(models[0], " 8.00 ") ||
 			!strings.Contains(models[1], "fake-large") || !strings.Contains(models[1], " 8.00 ") {
 			t.Errorf("per-model table = %q, want fake-small then fake-large, each at 8.00", models)
