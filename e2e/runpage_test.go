@@ -66,6 +66,7 @@ func TestRunPageLive(t *testing.T) {
 	row := fmt.Sprintf(`document.querySelector("[data-testid=run-row][data-run-id='%d']")`, run.ID)
 	percent := mustEval[string](b, "row progress", row+`.querySelector("[data-testid=run-progress]").dataset.percent`)
 	b.click(fmt.Sprintf(`[data-testid=run-row][data-run-id='%d'] input[name=run_ids]`, run.ID))
+	b.screenshot("/tmp/e2e-runs-live.png")
 	b.waitFor("the row's progress to move", row+`.querySelector("[data-testid=run-progress]").dataset.percent !== `+js(percent), 15*time.Second)
 	b.waitFor("the row to end and stop polling", row+`.querySelector("[data-testid=status]").dataset.status === "FINISHED" && !`+row+`.hasAttribute("hx-trigger")`, 60*time.Second)
 	if !mustEval[bool](b, "tick kept", row+`.querySelector("input[name=run_ids]").checked`) {
@@ -114,7 +115,7 @@ func TestRunPageLive(t *testing.T) {
 	// The retried run ends again; the results swapped in keep the choice.
 	b.waitFor("the retried run to end", `document.querySelector("#progress [data-testid=status]").dataset.status === "FINISHED"`, 30*time.Second)
 	b.waitFor("the choice kept across live swaps", `!document.querySelector("[data-testid=per-model-columns]").hidden && `+visible("tps")+" && !"+visible("completed"), 10*time.Second)
-	b.screenshot("runpage.png")
+	b.screenshot("/tmp/e2e-runpage.png")
 	if errs := b.jsErrors(); len(errs) > 0 {
 		t.Errorf("javascript errors: %v", errs)
 	}
