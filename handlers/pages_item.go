@@ -26,7 +26,12 @@ func (h *Handler) itemDetail(c echo.Context) (*runs.ItemDetail, store.ItemFilter
 }
 
 func itemPage(d *runs.ItemDetail, f store.ItemFilter) views.ItemPageData {
-	return views.ItemPageData{Item: d, Filter: views.ItemFilter{Status: string(f.Status), Model: f.Model}}
+	return views.ItemPageData{Item: d, Filter: viewFilter(f)}
+}
+
+// viewFilter is the items-table filter as the pages carry it in links.
+func viewFilter(f store.ItemFilter) views.ItemFilter {
+	return views.ItemFilter{Status: string(f.Status), Model: f.Model, Phase: string(f.Phase), Reason: f.Reason}
 }
 
 // showItem is an item's page: everything about it, within the filter of
@@ -53,7 +58,11 @@ func (h *Handler) gradeItemDetail(c echo.Context) error {
 		return gerr
 	}
 	if gerr == nil && !isHTMX(c) {
-		return c.Redirect(http.StatusSeeOther, views.ItemFilter{Status: c.QueryParam("status"), Model: c.QueryParam("model")}.ItemURL(id))
+		f, err := h.itemFilter(c)
+		if err != nil {
+			return err
+		}
+		return c.Redirect(http.StatusSeeOther, viewFilter(f).ItemURL(id))
 	}
 	d, f, err := h.itemDetail(c)
 	if err != nil {

@@ -366,7 +366,7 @@ func (h *Handler) itemsTable(c echo.Context, run *store.Run) (views.ItemsTable, 
 	if err != nil {
 		return views.ItemsTable{}, err
 	}
-	t := views.ItemsTable{RunID: run.ID, Status: string(f.Status), Model: f.Model, Phase: string(f.Phase), Reason: f.Reason, Page: page}
+	t := views.ItemsTable{RunID: run.ID, ItemFilter: viewFilter(f), Page: page}
 	seen := map[string]bool{}
 	for _, tg := range run.Targets {
 		if !seen[tg.Model] {
