@@ -1,6 +1,7 @@
 package handlers_test
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -82,5 +83,92 @@ func TestTasksListReferencesTagsAndEmptyState(t *testing.T) {
 	// The form names check types in words and keeps the raw type as the value.
 	if l := doc.Find("[data-testid=checks] input[value=rouge_l]").Parent(); strings.TrimSpace(l.Text()) != "ROUGE-L" {
 		t.Errorf("check label %q", l.Text())
+	}
+}
+
+// The providers list names types in words and shows each model's prices;
+// Test connection lists the models found, or says why it could not; the
+// edit page can go back and test.
+func TestProvidersListPricesAndTestConnection(t *testing.T) {
+	a := newApp(t, storetest.SQLite(t), nil)
+	ctx := t.Context()
+	words := map[store.ProviderType]string{store.ProviderOpenAI: "OpenAI", store.ProviderOllama: "Ollama",
+		store.ProviderLMStudio: "LM Studio", store.ProviderOpenRouter: "OpenRouter", store.ProviderCustom: "OpenAI-compatible"}
+	ids := map[store.ProviderType]int64{}
+	for i, typ := range store.ProviderTypes {
+		in := store.ProviderInput{Name: fmt.Sprintf("Provider %d", i), Type: typ, BaseURL: a.fake.URL}
+		if typ == store.ProviderCustom {
+			in.Prices = []store.ProviderPrice{{Model: "fake-small", InputPerMTok: 0.075, OutputPerMTok: 0.3},
+				{Model: "fake-large", InputPerMTok: 2.5, OutputPerMTok: 10}, {Model: "m3", InputPerMTok: 1, OutputPerMTok: 2},
+				{Model: "m4", InputPerMTok: 3, OutputPerMTok: 4}}
+		}
+		if typ == store.ProviderOllama {
+			in.ModelsEndpoint = "/v1/no-such-endpoint"
+		}
+		p, err := a.st.CreateProvider(ctx, in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids[typ] = p.ID
+	}
+	_, doc, _ := a.get(t, "/providers")
+	main := doc.Find("main").Text()
+	doc.Find("[data-testid=providers-table] td[data-type]").Each(func(_ int, td *goquery.Selection) {
+		typ := store.ProviderType(td.AttrOr("data-type", ""))
+		if got := td.Text(); got != words[typ] {
+			t.Errorf("type %s reads %q, want %q", typ, got, words[typ])
+		}
+		if strings.Contains(main, string(typ)) {
+			t.Errorf("raw type %s shown on the page", typ)
+		}
+	})
+	prices := doc.Find(fmt.Sprintf("#provider-%d [data-testid=provider-prices]", ids[store.ProviderCustom]))
+	if got := strings.Join(strings.Fields(prices.Find("li[data-model=fake-small]").Text()), " "); got != "fake-small $0.075 / $0.3" {
+		t.Errorf("price of fake-small %q", got)
+	}
+	if got := attrs(prices.Find("li[data-model]"), "data-model"); !slices.Equal(got, []string{"fake-large", "fake-small", "m3", "m4"}) {
+		t.Errorf("priced models %v", got)
+	}
+	if got := strings.TrimSpace(prices.Find("details summary").Text()); got != "1 more" {
+		t.Errorf("folded prices %q", got)
+	}
+	if got := strings.TrimSpace(doc.Find(fmt.Sprintf("#provider-%d [data-testid=provider-prices]", ids[store.ProviderOpenAI])).Text()); got != "none set" {
+		t.Errorf("a provider without prices shows %q", got)
+	}
+
+	// Test connection against the fake OpenAI-compatible server.
+	res, doc := a.post(t, fmt.Sprintf("/providers/%d/test", ids[store.ProviderCustom]), nil, hxHeader)
+	if res.StatusCode != 200 {
+		t.Fatalf("test connection: %d", res.StatusCode)
+	}
+	if got := strings.TrimSpace(doc.Find("[data-testid=test-model-count]").Text()); got != fmt.Sprintf("%d models found", len(a.fake.Models)) {
+		t.Errorf("model count %q", got)
+	}
+	if got := texts(doc.Find("[data-testid=test-models] li")); !slices.Equal(got, a.fake.Models) {
+		t.Errorf("models listed %v, want %v", got, a.fake.Models)
+	}
+	_, doc = a.post(t, fmt.Sprintf("/providers/%d/test", ids[store.ProviderOllama]), nil, hxHeader)
+	fail := doc.Find("[data-testid=test-result] .test-fail").Text()
+	if !strings.Contains(fail, "Connection failed") || !strings.Contains(fail, "404") || !strings.Contains(fail, "/v1/no-such-endpoint") {
+		t.Errorf("failed test says %q", fail)
+	}
+	if doc.Find("[data-testid=test-models]").Length() != 0 {
+		t.Errorf("a failed test lists models")
+	}
+
+	// The edit page has Cancel (back to the list) and Test connection.
+	_, doc, _ = a.get(t, fmt.Sprintf("/providers/%d/edit", ids[store.ProviderOpenAI]))
+	if doc.Find("[data-testid=provider-form] a[data-testid=cancel][href='/providers']").Length() != 1 {
+		t.Errorf("edit page has no Cancel back to the list")
+	}
+	test := doc.Find("button[data-testid=test-connection]")
+	if test.AttrOr("hx-post", "") != fmt.Sprintf("/providers/%d/test", ids[store.ProviderOpenAI]) ||
+		doc.Find(test.AttrOr("hx-target", "")).Length() != 1 {
+		t.Errorf("edit page's Test connection: %q → %q", test.AttrOr("hx-post", ""), test.AttrOr("hx-target", ""))
+	}
+	// The create form on the list page has no Cancel: there is nothing to go back to.
+	_, doc, _ = a.get(t, "/providers")
+	if doc.Find("[data-testid=provider-form] [data-testid=cancel]").Length() != 0 {
+		t.Errorf("the create form has a Cancel")
 	}
 }

@@ -162,7 +162,7 @@ func (h *Handler) testProviderPage(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return render(c, http.StatusOK, views.ProviderTestResult(res.OK, res.Message, res.LatencyMs))
+	return render(c, http.StatusOK, views.ProviderTestResult(views.ProviderTest{OK: res.OK, Message: res.Message, LatencyMs: res.LatencyMs, Models: res.Models}))
 }
 
 // providerModels lists a provider's model ids.
