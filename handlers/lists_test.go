@@ -2,6 +2,8 @@ package handlers_test
 
 import (
 	"fmt"
+	"net/http"
+	"net/url"
 	"slices"
 	"strings"
 	"testing"
@@ -171,4 +173,97 @@ func TestProvidersListPricesAndTestConnection(t *testing.T) {
 	if doc.Find("[data-testid=provider-form] [data-testid=cancel]").Length() != 0 {
 		t.Errorf("the create form has a Cancel")
 	}
+}
+
+// "Add all matching" adds every task the picker's search and category
+// match, in one action, and says how many; the form saving name,
+// description and tags says Save; ticking a task says it worked.
+func TestCollectionAddAllMatching(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, st *store.Store) {
+		a := newApp(t, st, nil)
+		ctx := t.Context()
+		for i, cat := range []string{"math", "math", "math", "prose", "prose", "math"} {
+			q := fmt.Sprintf("question %d", i)
+			if i == 5 {
+				q = "solve for x"
+			}
+			if _, err := st.CreateTask(ctx, store.TaskInput{TaskKey: fmt.Sprintf("t%d", i), Category: cat, Question: q}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		col, err := st.CreateCollection(ctx, store.CollectionInput{Name: "Maths", TaskIDs: &[]store.TaskRef{{Key: "t0"}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		path := fmt.Sprintf("/collections/%d", col.ID)
+
+		_, doc, _ := a.get(t, path)
+		if got := strings.TrimSpace(doc.Find("[data-testid=collection-form] button[type=submit]").Text()); got != "Save" {
+			t.Errorf("the collection form's button says %q", got)
+		}
+		if got := strings.TrimSpace(doc.Find("[data-testid=add-matching] button").Text()); got != "Add all 6 tasks" {
+			t.Errorf("unfiltered add-all button %q", got)
+		}
+		// The picker filtered by category offers to add what it lists.
+		_, doc, _ = a.get(t, path+"/picker?category=math&q=question")
+		add := doc.Find("[data-testid=add-matching]")
+		if got := strings.TrimSpace(add.Find("button").Text()); got != "Add all 3 matching" {
+			t.Errorf("filtered add-all button %q", got)
+		}
+		form := url.Values{}
+		add.Find("input[type=hidden]").Each(func(_ int, in *goquery.Selection) { form.Set(in.AttrOr("name", ""), in.AttrOr("value", "")) })
+		res, _ := a.post(t, add.AttrOr("action", ""), form, nil)
+		if loc := res.Header.Get("Location"); res.StatusCode != http.StatusSeeOther || loc != path+"?category=math&q=question" {
+			t.Fatalf("add all matching: %d → %q", res.StatusCode, loc)
+		}
+		if msg := flashAfter(t, a, res); msg != "Added 2 tasks to the collection." { // t0 was in already
+			t.Errorf("flash %q", msg)
+		}
+		if got, _ := st.Collection(ctx, col.ID); got.TaskCount != 3 {
+			t.Errorf("collection holds %d tasks, want t0, t1 and t2", got.TaskCount)
+		}
+		res, _ = a.post(t, add.AttrOr("action", ""), form, nil)
+		if msg := flashAfter(t, a, res); msg != "Every matching task was in the collection already." {
+			t.Errorf("flash when nothing is new %q", msg)
+		}
+		if res, _ := a.post(t, fmt.Sprintf("/collections/%d/add-matching", col.ID+1000), form, nil); res.StatusCode != 404 {
+			t.Errorf("a missing collection: %d", res.StatusCode)
+		}
+
+		// Ticking and unticking a task flashes, out of band.
+		tasks, _ := st.Tasks(ctx, store.TaskFilter{Query: "solve"})
+		res, doc = a.post(t, fmt.Sprintf("%s/tasks/%d", path, tasks.Items[0].ID), url.Values{"member": {"1"}}, hxHeader)
+		if res.StatusCode != 200 || doc.Find("#flash[hx-swap-oob] [data-testid=flash-success]").Text() != "Task added to the collection." {
+			t.Errorf("tick: %d %q", res.StatusCode, doc.Find("#flash").Text())
+		}
+		_, doc = a.post(t, fmt.Sprintf("%s/tasks/%d", path, tasks.Items[0].ID), nil, hxHeader)
+		if doc.Find("#flash [data-testid=flash-success]").Text() != "Task removed from the collection." ||
+			doc.Find("[data-testid=collection-count]").Text() != "3 task(s)" {
+			t.Errorf("untick: %q %q", doc.Find("#flash").Text(), doc.Find("[data-testid=collection-count]").Text())
+		}
+	})
+}
+
+// flashAfter follows a redirect with its cookies and returns the success
+// message the page it lands on shows.
+func flashAfter(t *testing.T, a *app, res *http.Response) string {
+	t.Helper()
+	loc := res.Header.Get("Location")
+	if loc == "" {
+		loc = res.Header.Get("HX-Redirect")
+	}
+	req, _ := http.NewRequest("GET", a.srv.URL+loc, nil)
+	for _, c := range res.Cookies() {
+		req.AddCookie(c)
+	}
+	got, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer got.Body.Close()
+	doc, err := goquery.NewDocumentFromReader(got.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return strings.TrimSpace(doc.Find("#flash [data-testid=flash-success]").Text())
 }

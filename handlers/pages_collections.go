@@ -3,6 +3,7 @@ package handlers
 import (
 	"fmt"
 	"net/http"
+	"net/url"
 	"strings"
 
 	"github.com/labstack/echo/v4"
@@ -40,13 +41,19 @@ func (h *Handler) createCollection(c echo.Context) error {
 	return redirectFlash(c, "Collection created.", fmt.Sprintf("/collections/%d", col.ID))
 }
 
+// pickerFilter is the task picker's search and category; "Add all matching"
+// posts the same two fields.
+func pickerFilter(c echo.Context) store.TaskFilter {
+	return store.TaskFilter{Query: c.FormValue("q"), Category: c.FormValue("category")}
+}
+
 func (h *Handler) taskPicker(c echo.Context, id int64) (views.TaskPicker, error) {
 	page, err := queryInt(c, "page")
 	if err != nil {
 		return views.TaskPicker{}, err
 	}
-	q := c.QueryParam("q")
-	tasks, err := h.store.Tasks(c.Request().Context(), store.TaskFilter{Query: q, Page: page, PerPage: 50})
+	f := store.TaskFilter{Query: c.QueryParam("q"), Category: c.QueryParam("category"), Page: page, PerPage: 50}
+	tasks, err := h.store.Tasks(c.Request().Context(), f)
 	if err != nil {
 		return views.TaskPicker{}, err
 	}
@@ -58,7 +65,41 @@ func (h *Handler) taskPicker(c echo.Context, id int64) (views.TaskPicker, error)
 	if err != nil {
 		return views.TaskPicker{}, err
 	}
-	return views.TaskPicker{CollectionID: id, Query: q, Page: tasks, Member: member}, nil
+	cats, err := h.store.TaskCategories(c.Request().Context())
+	if err != nil {
+		return views.TaskPicker{}, err
+	}
+	return views.TaskPicker{CollectionID: id, Query: f.Query, Category: f.Category, Categories: cats, Page: tasks, Member: member}, nil
+}
+
+// addMatchingTasks adds every task the picker's current search and category
+// match, and comes back to the picker as it was.
+func (h *Handler) addMatchingTasks(c echo.Context) error {
+	id, err := pathID(c, "collection")
+	if err != nil {
+		return err
+	}
+	f := pickerFilter(c)
+	n, err := h.store.AddMatchingTasks(withoutCancel(c), id, f)
+	if err != nil {
+		return err
+	}
+	msg := "Added " + plural(int(n), "task") + " to the collection."
+	if n == 0 {
+		msg = "Every matching task was in the collection already."
+	}
+	back := url.Values{}
+	if f.Query != "" {
+		back.Set("q", f.Query)
+	}
+	if f.Category != "" {
+		back.Set("category", f.Category)
+	}
+	to := fmt.Sprintf("/collections/%d", id)
+	if len(back) > 0 {
+		to += "?" + back.Encode()
+	}
+	return redirectFlash(c, msg, to)
 }
 
 func (h *Handler) showCollection(c echo.Context) error {
@@ -117,7 +158,8 @@ func (h *Handler) renameCollection(c echo.Context) error {
 }
 
 // toggleCollectionTask adds the task when its checkbox is ticked (the form
-// carries member=1) and removes it otherwise; it answers the new count.
+// carries member=1) and removes it otherwise; it answers the new count and
+// a success flash.
 func (h *Handler) toggleCollectionTask(c echo.Context) error {
 	id, err := pathID(c, "collection")
 	if err != nil {
@@ -129,15 +171,17 @@ func (h *Handler) toggleCollectionTask(c echo.Context) error {
 	}
 	ref := []store.TaskRef{{ID: taskID}}
 	var col *store.CollectionDetail
+	msg := "Task added to the collection."
 	if c.FormValue("member") != "" {
 		col, err = h.store.PatchCollectionTasks(withoutCancel(c), id, ref, nil)
 	} else {
 		col, err = h.store.PatchCollectionTasks(withoutCancel(c), id, nil, ref)
+		msg = "Task removed from the collection."
 	}
 	if err != nil {
 		return err
 	}
-	return render(c, http.StatusOK, views.CollectionCount(col.ID, col.TaskCount))
+	return render(c, http.StatusOK, views.CollectionToggled(col.ID, col.TaskCount, msg))
 }
 
 func (h *Handler) deleteCollection(c echo.Context) error {
