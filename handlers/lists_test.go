@@ -5,11 +5,13 @@ import (
 	"net/http"
 	"net/url"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/PuerkitoBio/goquery"
 
+	"tribunal/llm/llmtest"
 	"tribunal/store"
 	"tribunal/store/storetest"
 )
@@ -266,4 +268,66 @@ func flashAfter(t *testing.T, a *app, res *http.Response) string {
 		t.Fatal(err)
 	}
 	return strings.TrimSpace(doc.Find("#flash [data-testid=flash-success]").Text())
+}
+
+// The collection's trend leaves out a model that has no score in any run
+// (its every answer failed), and its labels stay inside the chart, wide
+// and narrow.
+func TestCollectionTrendChart(t *testing.T) {
+	a := newApp(t, storetest.SQLite(t), func(r llmtest.ChatRequest) llmtest.Reply {
+		if r.Model == "fake-large" {
+			return llmtest.Reply{Status: http.StatusBadRequest, Content: "model not loaded"}
+		}
+		return llmtest.DefaultReply(r)
+	})
+	ctx := t.Context()
+	p, err := a.st.CreateProvider(ctx, store.ProviderInput{Name: "Fake", BaseURL: a.fake.URL})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.st.CreateTask(ctx, store.TaskInput{TaskKey: "t1", Category: "c", Question: "2+2?"}); err != nil {
+		t.Fatal(err)
+	}
+	col, err := a.st.CreateCollection(ctx, store.CollectionInput{Name: "C", TaskIDs: &[]store.TaskRef{{Key: "t1"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 3 {
+		body := fmt.Sprintf(`{"name":"Nightly run with a rather long name, number %d","judge":{"provider_id":%d,"model":"fake-judge"},`+
+			`"targets":[{"provider_id":%[2]d,"model":"fake-small"},{"provider_id":%[2]d,"model":"fake-large"}],"collection_ids":[%d]}`, i, p.ID, col.ID)
+		var run struct{ ID int64 }
+		a.do(t, call{method: "POST", path: "/api/runs", body: body}, 201, &run)
+		if r := a.waitRunDone(t, run.ID); r.Status != store.RunFinished {
+			t.Fatalf("run %d ended %s", run.ID, r.Status)
+		}
+	}
+	_, doc, _ := a.get(t, fmt.Sprintf("/collections/%d/trend", col.ID))
+	for _, which := range []string{"trend-wide", "trend-narrow"} {
+		svg := doc.Find("[data-testid=" + which + "] svg")
+		if svg.Length() != 1 {
+			t.Fatalf("%s: %d charts", which, svg.Length())
+		}
+		if got := texts(svg.Find(".tb-legend text")); !slices.Equal(got, []string{"fake-small"}) {
+			t.Errorf("%s legend %v, want only the model with scores", which, got)
+		}
+		vb := strings.Fields(svg.AttrOr("viewBox", ""))
+		if len(vb) != 4 {
+			t.Fatalf("%s viewBox %q", which, svg.AttrOr("viewBox", ""))
+		}
+		W, _ := strconv.ParseFloat(vb[2], 64)
+		labels := svg.Find(".tb-tick[x]").FilterFunction(func(_ int, s *goquery.Selection) bool {
+			return s.Parent().AttrOr("text-anchor", "") == "middle"
+		})
+		if labels.Length() == 0 {
+			t.Errorf("%s has no run labels", which)
+		}
+		labels.Each(func(_ int, s *goquery.Selection) {
+			x, _ := strconv.ParseFloat(s.AttrOr("x", ""), 64)
+			// Half a label's width at 11 px, at least 0.3 em per character.
+			half := float64(len([]rune(s.Contents().Not("title").Text()))) * 11 * 0.3 / 2
+			if x-half < 0 || x+half > W {
+				t.Errorf("%s: label %q at x=%v leaves the %v px chart", which, s.Text(), x, W)
+			}
+		})
+	}
 }
