@@ -331,3 +331,33 @@ func TestCollectionTrendChart(t *testing.T) {
 		})
 	}
 }
+
+// Every create, update and delete on the tasks and collections pages lands
+// on a page saying it worked.
+func TestListsSuccessFlash(t *testing.T) {
+	a := newApp(t, storetest.SQLite(t), nil)
+	task := url.Values{"task_id": {"t1"}, "category": {"c"}, "question": {"q"}}
+	steps := []struct {
+		path string
+		form url.Values
+		hx   bool
+		want string
+	}{
+		{"/tasks", task, false, "Task created."},
+		{"/tasks/1", task, false, "Task saved."},
+		{"/tasks/1/delete", nil, true, "Task deleted."},
+		{"/collections", url.Values{"name": {"C"}}, false, "Collection created."},
+		{"/collections/1", url.Values{"name": {"C2"}, "tags": {"x"}}, false, "Collection saved."},
+		{"/collections/1/delete", nil, true, "Collection deleted."},
+	}
+	for _, s := range steps {
+		var h map[string]string
+		if s.hx {
+			h = hxHeader
+		}
+		res, _ := a.post(t, s.path, s.form, h)
+		if msg := flashAfter(t, a, res); msg != s.want {
+			t.Errorf("POST %s (%d): flash %q, want %q", s.path, res.StatusCode, msg, s.want)
+		}
+	}
+}
