@@ -3,6 +3,7 @@ package handlers_test
 import (
 	"fmt"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"slices"
 	"strconv"
@@ -156,8 +157,23 @@ func TestProvidersListPricesAndTestConnection(t *testing.T) {
 	if !strings.Contains(fail, "Connection failed") || !strings.Contains(fail, "404") || !strings.Contains(fail, "/v1/no-such-endpoint") {
 		t.Errorf("failed test says %q", fail)
 	}
+	if got := doc.Find("[data-testid=test-hint]").Text(); !strings.Contains(got, "models endpoint") {
+		t.Errorf("a 404 hints %q", got)
+	}
 	if doc.Find("[data-testid=test-models]").Length() != 0 {
 		t.Errorf("a failed test lists models")
+	}
+
+	// Nothing listening: the hint says so.
+	closed := httptest.NewServer(http.NotFoundHandler())
+	closed.Close()
+	down, err := a.st.CreateProvider(ctx, store.ProviderInput{Name: "Down", BaseURL: closed.URL})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, doc = a.post(t, fmt.Sprintf("/providers/%d/test", down.ID), nil, hxHeader)
+	if got := doc.Find("[data-testid=test-hint]").Text(); !strings.Contains(got, "is the server running") {
+		t.Errorf("a refused connection hints %q (%s)", got, doc.Find("[data-testid=test-result]").Text())
 	}
 
 	// The edit page has Cancel (back to the list) and Test connection.

@@ -162,7 +162,34 @@ func (h *Handler) testProviderPage(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return render(c, http.StatusOK, views.ProviderTestResult(views.ProviderTest{OK: res.OK, Message: res.Message, LatencyMs: res.LatencyMs, Models: res.Models}))
+	return render(c, http.StatusOK, views.ProviderTestResult(views.ProviderTest{OK: res.OK, Message: res.Message,
+		LatencyMs: res.LatencyMs, Models: res.Models, Hint: connectionHint(res)}))
+}
+
+// connectionHints turn the usual ways a connection test fails into what to
+// check; the first whose marker the message holds wins.
+var connectionHints = []struct{ marker, hint string }{
+	{"connection refused", "Nothing answers at this address and port: is the server running, and listening there?"},
+	{"no such host", "The host name does not resolve: check the base URL."},
+	{"HTTP 401", "The provider refused the credentials: check the Authorization header (Bearer and the key)."},
+	{"HTTP 403", "The provider refused the credentials: check the Authorization header (Bearer and the key)."},
+	{"HTTP 404", "The server answers, but not at this path: check the models endpoint (usually /v1/models)."},
+	{"no answer within", "The server took too long: check the address, or raise the timeout."},
+	{"not valid JSON", "The server answers, but not as an OpenAI-compatible API: check the base URL and the models endpoint."},
+	{"did not answer an OpenAI-style", "The server answers, but not as an OpenAI-compatible API: check the base URL and the models endpoint."},
+}
+
+// connectionHint says what to check after a failed connection test.
+func connectionHint(res *ConnectionTest) string {
+	if res.OK {
+		return ""
+	}
+	for _, h := range connectionHints {
+		if strings.Contains(res.Message, h.marker) {
+			return h.hint
+		}
+	}
+	return "Check the base URL, the models endpoint and the headers (an API key goes in Authorization: Bearer …)."
 }
 
 // providerModels lists a provider's model ids.
