@@ -40,6 +40,7 @@ func Trend(title string, lines []Line, opt Options) template.HTML {
 		label string // as given, "" when unnamed
 		name  string // label, or "series N" when unnamed
 		pts   []pt
+		n     int // points with a finite y
 	}
 	ss := make([]series, len(lines))
 	var ex, ey extent
@@ -64,6 +65,7 @@ func Trend(title string, lines []Line, opt Options) template.HTML {
 				y = clamp(y, -domainLimit, domainLimit)
 				ey.add(y)
 				total++
+				s.n++
 			}
 			// Runs with a missing value still belong on the x axis.
 			ex.add(x)
@@ -87,7 +89,9 @@ func Trend(title string, lines []Line, opt Options) template.HTML {
 		H = defaultHeight
 	}
 
-	// Legend layout (wrapping).
+	// Legend layout (wrapping). A series without data has nothing to point
+	// to: it is left out (the description still names it), and the others
+	// keep their colours.
 	type entry struct {
 		x, y  float64
 		label string
@@ -95,10 +99,20 @@ func Trend(title string, lines []Line, opt Options) template.HTML {
 	}
 	var legend []entry
 	top := pad + opt.titleHeight(title)
-	if len(ss) > 1 || (len(ss) == 1 && ss[0].label != "") {
+	withData, named := 0, false
+	for _, s := range ss {
+		if s.n > 0 {
+			withData++
+			named = named || s.label != ""
+		}
+	}
+	if withData > 1 || (withData == 1 && named) {
 		lx, ly := pad, top+8
 		for i, s := range ss {
-			l := truncate(s.name, 200, smallFont)
+			if s.n == 0 {
+				continue
+			}
+			l := truncate(s.name, math.Min(200, W-2*pad-38), smallFont)
 			w := 22 + textWidth(l, smallFont) + 16
 			if lx > pad && lx+w > W-pad {
 				lx, ly = pad, ly+18
@@ -202,33 +216,8 @@ func Trend(title string, lines []Line, opt Options) template.HTML {
 	c.bands(opt, yax, py, false, left, right)
 	c.yTicks(yax, left, right, top, bottom, ylab)
 	if labelled {
-		maxW := 0.0
-		txt := make([]string, len(xs))
-		for i, x := range xs {
-			txt[i] = truncate(xname(x), 120, smallFont)
-			maxW = math.Max(maxW, textWidth(txt[i], smallFont))
-		}
-		step := 1
-		if span := right - left - 2*inner; len(xs) > 1 {
-			// Adjacent labels need their widths plus a gap between centres.
-			minGap := math.Inf(1)
-			for i := 1; i < len(xs); i++ {
-				minGap = math.Min(minGap, px(xs[i])-px(xs[i-1]))
-			}
-			avg := span / float64(len(xs)-1)
-			gap := math.Max(math.Min(minGap, avg), 1)
-			step = max(1, int(math.Ceil((maxW+10)/gap)))
-		}
-		c.w(`<g class="tb-grid" stroke="currentColor" stroke-opacity=".12">`)
-		for i := 0; i < len(xs); i += step {
-			c.w(`<line x1="`, num(px(xs[i])), `" y1="`, num(top), `" x2="`, num(px(xs[i])), `" y2="`, num(bottom), `"/>`)
-		}
-		c.w(`</g><g class="tb-axis" font-size="11" fill-opacity=".75" text-anchor="middle">`)
-		for i := 0; i < len(xs); i += step {
-			x := clamp(px(xs[i]), pad+textWidth(txt[i], smallFont)/2, W-pad-textWidth(txt[i], smallFont)/2)
-			c.w(`<text class="tb-tick" x="`, num(x), `" y="`, num(bottom+14), `"><title>`, esc(xname(xs[i])), `</title>`, esc(txt[i]), `</text>`)
-		}
-		c.w(`</g><line class="tb-baseline" x1="`, num(left), `" y1="`, num(bottom), `" x2="`, num(right), `" y2="`, num(bottom), `" stroke="currentColor" stroke-opacity=".35"/>`)
+		c.xLabels(xs, px, xname, left, right, inner, top, bottom, W)
+		c.w(`<line class="tb-baseline" x1="`, num(left), `" y1="`, num(bottom), `" x2="`, num(right), `" y2="`, num(bottom), `" stroke="currentColor" stroke-opacity=".35"/>`)
 	} else {
 		c.xTicks(xax, left, right, top, bottom, func(v float64) string { return opt.xFmt(v, xax.dec) })
 	}
@@ -245,6 +234,9 @@ func Trend(title string, lines []Line, opt Options) template.HTML {
 	}
 	markers := total <= 300 && (right-left)/float64(max(maxPts, 1)) >= 8
 	for i, s := range ss {
+		if s.n == 0 {
+			continue
+		}
 		col := seriesColor(i)
 		name := s.name
 		var d strings.Builder
@@ -282,4 +274,65 @@ func Trend(title string, lines []Line, opt Options) template.HTML {
 		c.w(`</g>`)
 	}
 	return c.close()
+}
+
+// xLabels draws the labelled x positions xs (sorted, distinct) under a plot
+// spanning [left,right] × [top,bottom] in a chart W wide. Labels are cut to
+// the room between positions (down to a readable minimum), thinned to every
+// step-th, kept inside the chart, and any that would still touch its
+// neighbour is dropped, the last one (the latest run) being kept over the
+// one before it.
+func (c *canvas) xLabels(xs []float64, px func(float64) float64, name func(float64) string, left, right, inner, top, bottom, W float64) {
+	gap := right - left - 2*inner
+	if len(xs) > 1 {
+		// The narrowest room between two positions, but not below the mean:
+		// a cluster of close runs thins rather than cutting every label.
+		minGap := math.Inf(1)
+		for i := 1; i < len(xs); i++ {
+			minGap = math.Min(minGap, px(xs[i])-px(xs[i-1]))
+		}
+		gap = math.Max(math.Min(minGap, gap/float64(len(xs)-1)), 1)
+	}
+	const space = 8.0 // between two labels
+	maxW := clamp(gap-space, 48, 120)
+	txt := make([]string, len(xs))
+	widest := 0.0
+	for i, x := range xs {
+		txt[i] = truncate(name(x), maxW, smallFont)
+		widest = math.Max(widest, textWidth(txt[i], smallFont))
+	}
+	step := max(1, int(math.Ceil((widest+space)/gap)))
+	type placed struct {
+		i         int
+		x, lo, hi float64
+	}
+	var ps []placed
+	for i := 0; i < len(xs); i++ {
+		if i%step != 0 && i != len(xs)-1 {
+			continue
+		}
+		w := textWidth(txt[i], smallFont)
+		x := clamp(px(xs[i]), pad+w/2, W-pad-w/2)
+		p := placed{i, x, x - w/2, x + w/2}
+		if len(ps) > 0 && p.lo < ps[len(ps)-1].hi+space {
+			if i != len(xs)-1 || len(ps) == 1 {
+				continue
+			}
+			ps = ps[:len(ps)-1] // the latest run's label wins over the one before
+			if p.lo < ps[len(ps)-1].hi+space {
+				continue
+			}
+		}
+		ps = append(ps, p)
+	}
+	c.w(`<g class="tb-grid" stroke="currentColor" stroke-opacity=".12">`)
+	for _, p := range ps {
+		x := px(xs[p.i])
+		c.w(`<line x1="`, num(x), `" y1="`, num(top), `" x2="`, num(x), `" y2="`, num(bottom), `"/>`)
+	}
+	c.w(`</g><g class="tb-axis" font-size="11" fill-opacity=".75" text-anchor="middle">`)
+	for _, p := range ps {
+		c.w(`<text class="tb-tick" x="`, num(p.x), `" y="`, num(bottom+14), `"><title>`, esc(name(xs[p.i])), `</title>`, esc(txt[p.i]), `</text>`)
+	}
+	c.w(`</g>`)
 }

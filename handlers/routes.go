@@ -60,6 +60,7 @@ func (h *Handler) routes(e *echo.Echo) {
 	e.POST("/collections/:collection", h.renameCollection)
 	e.GET("/collections/:collection/picker", h.collectionPicker)
 	e.POST("/collections/:collection/tasks/:task", h.toggleCollectionTask)
+	e.POST("/collections/:collection/add-matching", h.addMatchingTasks)
 	e.POST("/collections/:collection/delete", h.deleteCollection)
 
 	e.GET("/judges", h.showJudges)

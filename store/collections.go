@@ -294,6 +294,32 @@ func (s *Store) addCollectionTasks(ctx context.Context, id int64, taskIDs []int6
 	return nil
 }
 
+// AddMatchingTasks adds every task matching f (its page fields ignored) to
+// the collection in one statement and says how many were not in it yet.
+func (s *Store) AddMatchingTasks(ctx context.Context, id int64, f TaskFilter) (int64, error) {
+	cond, args := f.where()
+	// The SELECT has a WHERE, so SQLite reads ON CONFLICT as the upsert
+	// clause, not as a join's ON; EXISTS keeps a missing collection's id out.
+	res := s.conn(ctx).Exec(`INSERT INTO collection_tasks (collection_id, task_id)
+		SELECT ?, tasks.id FROM tasks
+		WHERE EXISTS (SELECT 1 FROM collections WHERE collections.id = ?) AND `+cond+`
+		ON CONFLICT (collection_id, task_id) DO NOTHING`, append([]any{id, id}, args...)...)
+	if res.Error != nil {
+		return 0, fmt.Errorf("store: add matching tasks: %w", res.Error)
+	}
+	if res.RowsAffected == 0 {
+		// Nothing added: say so only after making sure the collection exists.
+		var n int64
+		if err := s.conn(ctx).Model(&Collection{}).Where("id = ?", id).Count(&n).Error; err != nil {
+			return 0, fmt.Errorf("store: add matching tasks: %w", err)
+		}
+		if n == 0 {
+			return 0, fmt.Errorf("store: add matching tasks: %w", &NotFoundError{What: "collection", ID: id})
+		}
+	}
+	return res.RowsAffected, nil
+}
+
 // DeleteCollection removes a collection; its tasks and past runs stay.
 func (s *Store) DeleteCollection(ctx context.Context, id int64) error {
 	res := s.conn(ctx).Delete(&Collection{}, id)

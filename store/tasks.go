@@ -216,25 +216,38 @@ func likePattern(q string) string {
 	return "%" + r.Replace(q) + "%"
 }
 
-// Tasks lists tasks by task_id, filtered and paginated.
-func (s *Store) Tasks(ctx context.Context, f TaskFilter) (Page[Task], error) {
-	page, perPage := normPage(f.Page, f.PerPage, 50)
-	q := s.conn(ctx).Model(&Task{})
+// where is the condition on tasks' columns that f's filters make (its page
+// fields aside), shared by the task list and AddMatchingTasks so that "all
+// matching" adds exactly what the list shows.
+func (f TaskFilter) where() (string, []any) {
+	conds, args := []string{"1 = 1"}, []any{}
 	if f.Query != "" {
 		p := likePattern(f.Query)
-		q = q.Where(`(LOWER(task_key) LIKE ? ESCAPE '\' OR LOWER(question) LIKE ? ESCAPE '\')`, p, p)
+		conds = append(conds, `(LOWER(tasks.task_key) LIKE ? ESCAPE '\' OR LOWER(tasks.question) LIKE ? ESCAPE '\')`)
+		args = append(args, p, p)
 	}
 	if f.Category != "" {
-		q = q.Where("category = ?", f.Category)
+		conds = append(conds, "tasks.category = ?")
+		args = append(args, f.Category)
 	}
 	if f.UseCase != "" {
-		q = q.Where("usecase = ?", f.UseCase)
+		conds = append(conds, "tasks.usecase = ?")
+		args = append(args, f.UseCase)
 	}
 	if f.Tag != "" {
 		// Tags are a JSON list of strings; the quoted form matches one whole tag.
 		tag, _ := json.Marshal(f.Tag)
-		q = q.Where(`LOWER(tags) LIKE ? ESCAPE '\'`, likePattern(string(tag)))
+		conds = append(conds, `LOWER(tasks.tags) LIKE ? ESCAPE '\'`)
+		args = append(args, likePattern(string(tag)))
 	}
+	return strings.Join(conds, " AND "), args
+}
+
+// Tasks lists tasks by task_id, filtered and paginated.
+func (s *Store) Tasks(ctx context.Context, f TaskFilter) (Page[Task], error) {
+	page, perPage := normPage(f.Page, f.PerPage, 50)
+	cond, args := f.where()
+	q := s.conn(ctx).Model(&Task{}).Where(cond, args...)
 	out := Page[Task]{Page: page, PerPage: perPage, Items: []Task{}}
 	if err := q.Count(&out.Total).Error; err != nil {
 		return out, fmt.Errorf("store: count tasks: %w", err)

@@ -18,7 +18,7 @@ import (
 )
 
 // trendChart draws each model's mean score across the runs, oldest first.
-func trendChart(points []store.TrendPoint) string {
+func trendChart(points []store.TrendPoint, opt charts.Options) string {
 	var runs []int64
 	labels := map[int64]string{}
 	byModel := map[string]map[int64]float64{}
@@ -48,7 +48,7 @@ func trendChart(points []store.TrendPoint) string {
 		}
 		lines = append(lines, l)
 	}
-	return string(charts.Trend("Mean score per model across the collection's runs", lines, charts.Options{}))
+	return string(charts.Trend("Mean score per model across the collection's runs", lines, opt))
 }
 
 // CollectionTrend is the score trend of a collection's latest finished runs.
@@ -79,20 +79,28 @@ func CollectionTrend(points []store.TrendPoint) templ.Component {
 				return templ_7745c5c3_Err
 			}
 		} else {
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 3, "<div class=\"charts\">")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 3, "    <div class=\"charts trend-chart\"><div class=\"trend-wide\" data-testid=\"trend-wide\">")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			templ_7745c5c3_Err = templ.Raw(trendChart(points)).Render(ctx, templ_7745c5c3_Buffer)
+			templ_7745c5c3_Err = templ.Raw(trendChart(points, charts.Options{})).Render(ctx, templ_7745c5c3_Buffer)
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 4, "</div>")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 4, "</div><div class=\"trend-narrow\" data-testid=\"trend-narrow\">")
+			if templ_7745c5c3_Err != nil {
+				return templ_7745c5c3_Err
+			}
+			templ_7745c5c3_Err = templ.Raw(trendChart(points, charts.Options{Width: 360, Height: 320, HideTitle: true})).Render(ctx, templ_7745c5c3_Buffer)
+			if templ_7745c5c3_Err != nil {
+				return templ_7745c5c3_Err
+			}
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 5, "</div></div>")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
 		}
-		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 5, "</section>")
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 6, "</section>")
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"tribunal/checks"
 	"tribunal/store"
 )
 
@@ -93,6 +94,31 @@ func ProviderTypeWord(t store.ProviderType) string {
 		return "OpenAI-compatible"
 	}
 	return humanize(string(t))
+}
+
+// CheckTypeWord is a reference check's type in words: rouge_l → "ROUGE-L".
+func CheckTypeWord(typ string) string {
+	switch typ {
+	case checks.ExactMatch:
+		return "Exact match"
+	case checks.Contains:
+		return "Contains"
+	case checks.Regex:
+		return "Regex"
+	case checks.Numeric:
+		return "Numeric"
+	case checks.F1:
+		return "F1"
+	case checks.BLEU:
+		return "BLEU"
+	case checks.RougeL:
+		return "ROUGE-L"
+	case checks.JSONValid:
+		return "Valid JSON"
+	case checks.JSONSchema:
+		return "JSON schema"
+	}
+	return humanize(typ)
 }
 
 // ConditionWord is an alert condition as the words between the watched
