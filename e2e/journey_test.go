@@ -29,7 +29,8 @@ var gsm8kAnswers = []struct{ phrase, answer string }{
 // journeyScript answers like a model that reasons then states its number:
 // fake-small gets every problem right, fake-large the first three. The
 // judge gives 9 to a right final number and 3 to a wrong one. Each call
-// takes a while, so both phases can be watched moving.
+// takes a while, so both phases can be watched moving, and answering (one
+// call at a time, 4.5 s) lasts past the 3 s an ETA needs.
 func journeyScript(r llmtest.ChatRequest) llmtest.Reply {
 	if r.IsWarmup() {
 		return llmtest.Reply{Content: "Hello!"}
@@ -51,7 +52,7 @@ func journeyScript(r llmtest.ChatRequest) llmtest.Reply {
 		if r.Model == "fake-large" && i >= 3 {
 			answer = "7"
 		}
-		return llmtest.Reply{Delay: 200 * time.Millisecond, Content: "Let me work it out step by step:\n\n1. read the numbers\n2. combine them\n\nThe answer is **" + answer + "**."}
+		return llmtest.Reply{Delay: 450 * time.Millisecond, Content: "Let me work it out step by step:\n\n1. read the numbers\n2. combine them\n\nThe answer is **" + answer + "**."}
 	}
 	return llmtest.Reply{Content: "I do not know."}
 }
@@ -210,13 +211,13 @@ func watchBothPhases(t *testing.T, b0 *browser, shots string) {
 		}
 		answering = answering || (answered > 0 && answered < 10 && judged < answered)
 		judging = judging || (answered == 10 && judged > 0 && judged < 10)
-		eta = eta || strings.Contains(parts[2], "left")
+		eta = eta || (parts[1] == "Answering" && strings.Contains(parts[2], "left"))
 	}
 	if !answering || !judging {
 		t.Errorf("the progress did not move through both phases (saw answering part-way: %v, judging part-way: %v): %q", answering, judging, seen)
 	}
 	if !eta {
-		t.Errorf("no ETA was shown while the run went: %q", seen)
+		t.Errorf("no ETA was shown while the models answered: %q", seen)
 	}
 	if got := b.text("[data-testid=progress-count]"); got != "10/10 answered · 10/10 judged" {
 		t.Errorf("final progress = %q", got)
@@ -262,7 +263,7 @@ func readResults(t *testing.T, b0 *browser, runPath string, shots string) {
 		t.Errorf("per-model columns = %q, want Model, Overall, Pass rate, Failed, Cost, Score per $ first", head)
 	}
 	rows := mustEval[[]string](b, "per-model rows", `[...document.querySelectorAll("[data-testid=per-model] tbody tr")].map(r => r.innerText.replace(/\s+/g, " "))`)
-	ci := regexp.MustCompile(`\[\d+(\.\d+)?[–-]\d+(\.\d+)?\]`)
+	ci := regexp.MustCompile(`\[\d+(\.\d+)?, \d+(\.\d+)?\]`)
 	for _, r := range rows {
 		if !ci.MatchString(r) {
 			t.Errorf("per-model row %q shows no confidence interval", r)
