@@ -123,9 +123,15 @@ func (b *browser) settle(path string) {
 // ArtifactDir (go test -artifacts -outputdir D keeps them under D).
 func (b *browser) shot(dir, name string) {
 	b.t.Helper()
+	b.waitFor("the page to be drawn for "+name, `document.readyState === "complete" && document.documentElement.clientWidth > 0`, 10*time.Second)
 	ctx, cancel := context.WithTimeout(b.ctx, 20*time.Second)
 	defer cancel()
 	png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
+	for try := 0; err != nil && try < 3; try++ {
+		// A page just navigated to can have no layout size for a moment.
+		time.Sleep(200 * time.Millisecond)
+		png, err = chromedp.Run(ctx, chromedp.FullScreenshot(100))
+	}
 	if err == nil {
 		err = os.WriteFile(filepath.Join(dir, name+".png"), png, 0o644)
 	}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -39,6 +40,9 @@ func (h *Handler) showRuns(c echo.Context) error {
 		case len(ids) > runs.MaxCompareRuns:
 			l.CompareError = fmt.Sprintf("Compare at most %d runs at a time (%d ticked).", runs.MaxCompareRuns, len(ids))
 		default:
+			// Oldest first: the first run is the comparison's baseline,
+			// and a newer run is measured against an older one.
+			slices.Sort(ids)
 			parts := make([]string, len(ids))
 			for i, id := range ids {
 				parts[i] = strconv.FormatInt(id, 10)
