@@ -53,6 +53,18 @@ func apiCall(t *testing.T, a *app, method, path string, in, out any, want int) {
 	}
 }
 
+// waitFinished polls the API until the run has finished.
+func waitFinished(t *testing.T, a *app, id int64) {
+	t.Helper()
+	var run struct{ Status string }
+	for deadline := time.Now().Add(30 * time.Second); run.Status != "FINISHED"; time.Sleep(50 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("run %d did not finish: %s", id, run.Status)
+		}
+		apiCall(t, a, "GET", fmt.Sprintf("/api/runs/%d", id), nil, &run, 200)
+	}
+}
+
 // gradingQuestions and the strict judge's score of each: the lenient judge
 // gives 8, so the panel disagrees most on 2+2, then on 3+3, never on 1+1.
 var gradingQuestions = []struct {
@@ -108,14 +120,7 @@ func TestGradingByKeyboard(t *testing.T) {
 	}
 	apiCall(t, a, "POST", "/api/runs", map[string]any{"name": "Grading run", "judge_ids": []int64{strict.ID, lenient.ID},
 		"targets": []map[string]any{{"provider_id": prov.ID, "model": "fake-small"}}, "collection_ids": []int64{col.ID}}, &run, 201)
-	deadline := time.Now().Add(30 * time.Second)
-	for run.Status != "FINISHED" {
-		if time.Now().After(deadline) {
-			t.Fatalf("run %d did not finish: %s", run.ID, run.Status)
-		}
-		time.Sleep(50 * time.Millisecond)
-		apiCall(t, a, "GET", fmt.Sprintf("/api/runs/%d", run.ID), nil, &run, 200)
-	}
+	waitFinished(t, a, run.ID)
 
 	b := newBrowser(t, a.URL)
 	b.open(fmt.Sprintf("/runs/%d/grade", run.ID))

@@ -33,14 +33,7 @@ func TestItemPageFromTable(t *testing.T) {
 	apiCall(t, a, "POST", "/api/runs", map[string]any{"name": "Item run", "judge": map[string]any{"provider_id": prov.ID, "model": "fake-judge"},
 		"targets":        []map[string]any{{"provider_id": prov.ID, "model": "fake-small"}, {"provider_id": prov.ID, "model": "fake-large"}},
 		"collection_ids": []int64{col.ID}}, &run, 201)
-	deadline := time.Now().Add(30 * time.Second)
-	for run.Status != "FINISHED" {
-		if time.Now().After(deadline) {
-			t.Fatalf("run %d did not finish: %s", run.ID, run.Status)
-		}
-		time.Sleep(50 * time.Millisecond)
-		apiCall(t, a, "GET", fmt.Sprintf("/api/runs/%d", run.ID), nil, &run, 200)
-	}
+	waitFinished(t, a, run.ID)
 
 	b := newBrowser(t, a.URL)
 	b.open(fmt.Sprintf("/runs/%d", run.ID))

@@ -66,14 +66,7 @@ func seedEverything(t *testing.T) *seededApp {
 			Status string
 		}
 		apiCall(t, a, "POST", "/api/runs", runBody, &run, 201)
-		deadline := time.Now().Add(30 * time.Second)
-		for run.Status != "FINISHED" {
-			if time.Now().After(deadline) {
-				t.Fatalf("run %d did not finish: %s", run.ID, run.Status)
-			}
-			time.Sleep(50 * time.Millisecond)
-			apiCall(t, a, "GET", fmt.Sprintf("/api/runs/%d", run.ID), nil, &run, 200)
-		}
+		waitFinished(t, a, run.ID)
 		s.runs[i] = run.ID
 	}
 	var sched, kpi, alert struct{ ID int64 }

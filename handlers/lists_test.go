@@ -262,9 +262,9 @@ func TestCollectionAddAllMatching(t *testing.T) {
 	})
 }
 
-// flashAfter follows a redirect with its cookies and returns the success
-// message the page it lands on shows.
-func flashAfter(t *testing.T, a *app, res *http.Response) string {
+// followRedirect follows a redirect (Location or HX-Redirect) with the
+// cookies it set, and returns the page it lands on.
+func followRedirect(t *testing.T, a *app, res *http.Response) (*goquery.Document, *http.Response) {
 	t.Helper()
 	loc := res.Header.Get("Location")
 	if loc == "" {
@@ -283,6 +283,14 @@ func flashAfter(t *testing.T, a *app, res *http.Response) string {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return doc, got
+}
+
+// flashAfter follows a redirect and returns the success message the page
+// it lands on shows.
+func flashAfter(t *testing.T, a *app, res *http.Response) string {
+	t.Helper()
+	doc, _ := followRedirect(t, a, res)
 	return strings.TrimSpace(doc.Find("#flash [data-testid=flash-success]").Text())
 }
 

@@ -187,23 +187,7 @@ func TestSuccessFlash(t *testing.T) {
 	a := newApp(t, storetest.SQLite(t), nil)
 	follow := func(res *http.Response) (string, int) {
 		t.Helper()
-		loc := res.Header.Get("Location")
-		if loc == "" {
-			loc = res.Header.Get("HX-Redirect")
-		}
-		req, _ := http.NewRequest("GET", a.srv.URL+loc, nil)
-		for _, c := range res.Cookies() {
-			req.AddCookie(c)
-		}
-		got, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer got.Body.Close()
-		doc, err := goquery.NewDocumentFromReader(got.Body)
-		if err != nil {
-			t.Fatal(err)
-		}
+		doc, got := followRedirect(t, a, res)
 		cleared := false
 		for _, c := range got.Cookies() {
 			if c.Name == "tribunal_flash" && c.MaxAge < 0 {
@@ -211,7 +195,7 @@ func TestSuccessFlash(t *testing.T) {
 			}
 		}
 		if !cleared {
-			t.Errorf("GET %s did not clear the flash", loc)
+			t.Errorf("GET %s did not clear the flash", got.Request.URL.Path)
 		}
 		return doc.Find("#flash [data-testid=flash-success]").Text(), got.StatusCode
 	}

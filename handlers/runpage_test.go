@@ -230,17 +230,7 @@ func TestRunPageFailureGroups(t *testing.T) {
 		if res.StatusCode != 200 || res.Header.Get("HX-Redirect") != fmt.Sprintf("/runs/%d", id) {
 			t.Fatalf("retry judging: %d %q", res.StatusCode, res.Header.Get("HX-Redirect"))
 		}
-		req, _ := http.NewRequest("GET", a.srv.URL+res.Header.Get("HX-Redirect"), nil)
-		for _, c := range res.Cookies() {
-			req.AddCookie(c)
-		}
-		got, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer got.Body.Close()
-		page, _ := goquery.NewDocumentFromReader(got.Body)
-		if msg := page.Find("#flash [data-testid=flash-success]").Text(); msg != "1 item sent back for another try." {
+		if msg := flashAfter(t, a, res); msg != "1 item sent back for another try." {
 			t.Errorf("after retry judging: flash %q", msg)
 		}
 		a.collectEvents(t, id, "")
