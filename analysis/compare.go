@@ -231,6 +231,18 @@ const (
 	PairSameRun   = "same_run"   // two models of one run
 )
 
+// PairingTitle heads a group of verdicts by what its pairs share, as the
+// compare page and the comparison report both show it.
+func PairingTitle(p string) string {
+	switch p {
+	case PairSameModel:
+		return "Same model across runs"
+	case PairSameRun:
+		return "Models within a run"
+	}
+	return "Other pairs"
+}
+
 func pairing(a, b Entry) string {
 	switch {
 	case a.Model == b.Model && a.RunID != b.RunID:

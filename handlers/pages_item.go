@@ -51,6 +51,11 @@ func (h *Handler) gradeItemDetail(c echo.Context) error {
 	if err != nil {
 		return err
 	}
+	// The filter (of the links back) is checked before anything is saved.
+	f, err := h.itemFilter(c)
+	if err != nil {
+		return err
+	}
 	in := store.GradeInput{Grade: c.FormValue("grade"), Notes: c.FormValue("notes")}
 	_, gerr := h.store.SetGrade(withoutCancel(c), id, in)
 	status, msg, refused := formProblem(gerr)
@@ -58,10 +63,6 @@ func (h *Handler) gradeItemDetail(c echo.Context) error {
 		return gerr
 	}
 	if gerr == nil && !isHTMX(c) {
-		f, err := h.itemFilter(c)
-		if err != nil {
-			return err
-		}
 		return c.Redirect(http.StatusSeeOther, viewFilter(f).ItemURL(id))
 	}
 	d, f, err := h.itemDetail(c)

@@ -89,6 +89,9 @@ func (h *Handler) runRow(ctx context.Context, r store.Run, now time.Time) (views
 	return views.RunRow{Run: r, Progress: prog, Glance: g}, nil
 }
 
+// htmxStopPolling is the status that makes HTMX stop an element's polling.
+const htmxStopPolling = 286
+
 // showRunRow is one run's row of the runs list, which an active run's row
 // polls to move live; run_ids carries its compare tick.
 func (h *Handler) showRunRow(c echo.Context) error {
@@ -98,6 +101,11 @@ func (h *Handler) showRunRow(c echo.Context) error {
 	}
 	ctx := c.Request().Context()
 	run, err := h.store.Run(ctx, id)
+	if nf := (*store.NotFoundError)(nil); errors.As(err, &nf) && isHTMX(c) {
+		// Deleted meanwhile: 286 is HTMX's "stop polling", and the row
+		// is swapped for nothing.
+		return c.HTML(htmxStopPolling, "<!-- run deleted -->")
+	}
 	if err != nil {
 		return err
 	}

@@ -211,8 +211,8 @@ func (h *Handler) apiRoutes() []apiRoute {
 		{method: post, path: "/runs/:run/retry-failed", handler: h.apiRetryFailed, summary: "Send an ended run's failed items back to the phase each failed in", out: RequeuedJSON{}, errs: conflict},
 		{method: post, path: "/runs/:run/rerun", handler: h.apiRerun, summary: "A new run from this run's frozen setup", out: RunJSON{}, status: http.StatusCreated, errs: conflict},
 		{method: post, path: "/runs/:run/:action", handler: h.apiRunAction, summary: "Pause, resume or cancel a run", out: RunJSON{}, errs: conflict},
-		{method: get, path: "/items/:item", handler: h.apiGetItem, summary: "Show an item: task, answer, each judge's prompt, reply and scores, checks, cost, attempts, grade, and its neighbours among the run's items matching status and model",
-			query: "status model", out: runs.ItemDetail{}},
+		{method: get, path: "/items/:item", handler: h.apiGetItem, summary: "Show an item: task, answer, each judge's prompt, reply and scores, checks, cost, attempts, grade, and its neighbours among the run's items matching the items filter",
+			query: "status model phase reason", out: runs.ItemDetail{}},
 		{method: put, path: "/items/:item/grade", handler: h.apiGradeItem, summary: "Grade an item by hand", in: store.GradeInput{}, out: store.Grade{}},
 
 		{method: get, path: "/compare", handler: h.apiCompare, summary: "Compare runs side by side", query: "run_ids baseline only category page per_page", out: runs.Comparison{}},

@@ -374,5 +374,21 @@ func TestRunsListRowLive(t *testing.T) {
 		if s := row.Find("[data-testid=status]").AttrOr("data-status", ""); s != string(store.RunFinished) {
 			t.Errorf("ended run's row status %q", s)
 		}
+
+		// A run deleted under a polling row: HTMX is told to stop (286)
+		// and the row goes, rather than flashing "not found" for ever.
+		if err := a.st.DeleteRun(context.Background(), id); err != nil {
+			t.Fatal(err)
+		}
+		req, _ := http.NewRequest("GET", fmt.Sprintf("%s/runs/%d/row", a.srv.URL, id), nil)
+		req.Header.Set("HX-Request", "true")
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res.Body.Close()
+		if res.StatusCode != 286 || res.Header.Get("HX-Retarget") != "" {
+			t.Errorf("a deleted run's row answers %d (retarget %q), want 286 to stop the polling", res.StatusCode, res.Header.Get("HX-Retarget"))
+		}
 	})
 }

@@ -125,7 +125,7 @@ func WriteComparisonHTML(w io.Writer, c *runs.Comparison, now time.Time) error {
 		v.Entries = append(v.Entries, row)
 	}
 	for _, t := range c.PairTests {
-		title := pairingTitle(t.Pairing)
+		title := analysis.PairingTitle(t.Pairing)
 		if len(v.Verdicts) == 0 || v.Verdicts[len(v.Verdicts)-1].Title != title {
 			v.Verdicts = append(v.Verdicts, verdictGroup{Title: title})
 		}
@@ -157,17 +157,6 @@ func WriteComparisonHTML(w io.Writer, c *runs.Comparison, now time.Time) error {
 		v.Tasks = append(v.Tasks, row)
 	}
 	return pages.ExecuteTemplate(w, "compare.html.tmpl", v)
-}
-
-// pairingTitle heads a group of verdicts by what its pairs share.
-func pairingTitle(p string) string {
-	switch p {
-	case analysis.PairSameModel:
-		return "Same model across runs"
-	case analysis.PairSameRun:
-		return "Models within a run"
-	}
-	return "Other pairs"
 }
 
 func estimate(e stats.Estimate, prec int) string {

@@ -220,7 +220,7 @@ func (s *Service) Item(ctx context.Context, id int64, f store.ItemFilter) (*Item
 		return nil, err
 	}
 	d.Place = ItemPlace{Prev: p.Prev, Next: p.Next, Total: p.Total, Page: int(p.Before/ItemsPerPage) + 1}
-	if (f.Status == "" || f.Status == w.Status) && (f.Model == "" || f.Model == w.Target.Model) {
+	if p.Matches {
 		d.Place.Position = p.Before + 1
 	}
 	return d, nil

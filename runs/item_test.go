@@ -96,6 +96,14 @@ func TestItem(t *testing.T) {
 		if d3.Place != (ItemPlace{Page: 1}) {
 			t.Errorf("place among failed items (none): %+v", d3.Place)
 		}
+		// A failure group's filter the item is not in: no position in it.
+		d4, err := b.svc.Item(ctx, first.ID, store.ItemFilter{Model: "good", Phase: store.PhaseJudging, Reason: "timeout"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d4.Place.Position != 0 || d4.Place.Total != 0 {
+			t.Errorf("place in a failure group the item is not in: %+v", d4.Place)
+		}
 
 		var nf *store.NotFoundError
 		if _, err := b.svc.Item(ctx, 1<<40, store.ItemFilter{}); !errors.As(err, &nf) {

@@ -53,6 +53,8 @@ type ItemPlace struct {
 	Prev, Next int64
 	// Before counts the matching items before it; Total counts them all.
 	Before, Total int64
+	// Matches says the item itself is in the filtered list.
+	Matches bool
 }
 
 // ItemPlace finds an item's neighbours in a filtered list of its run's
@@ -60,6 +62,7 @@ type ItemPlace struct {
 // its neighbours are still those around its id.
 func (s *Store) ItemPlace(ctx context.Context, runID, itemID int64, f ItemFilter) (ItemPlace, error) {
 	var p ItemPlace
+	var self int64
 	// Each query starts from a fresh filter: a GORM chain keeps its conditions.
 	for _, query := range []func(q *gorm.DB) error{
 		func(q *gorm.DB) error {
@@ -70,6 +73,7 @@ func (s *Store) ItemPlace(ctx context.Context, runID, itemID int64, f ItemFilter
 		},
 		func(q *gorm.DB) error { return q.Where("i.id < ?", itemID).Count(&p.Before).Error },
 		func(q *gorm.DB) error { return q.Count(&p.Total).Error },
+		func(q *gorm.DB) error { return q.Where("i.id = ?", itemID).Count(&self).Error },
 	} {
 		q, err := s.itemFilterQuery(ctx, runID, f)
 		if err != nil {
@@ -79,5 +83,6 @@ func (s *Store) ItemPlace(ctx context.Context, runID, itemID int64, f ItemFilter
 			return p, fmt.Errorf("store: item place: %w", err)
 		}
 	}
+	p.Matches = self == 1
 	return p, nil
 }
