@@ -7,7 +7,10 @@
 // Where each number is defined:
 //
 //	progress, percent and ETA        progress.go   Progress, Service.Progress
-//	an item's overall (weights)      summary.go    ItemWeights (applied by store.TaskOveralls)
+//	an item's overall (weights)      summary.go    ItemWeights (applied in one SQL
+//	                                               clause, store.itemOveralls, by
+//	                                               TaskOveralls and ItemOverall)
+//	one item in full, its place      item.go       Service.Item
 //	a model's overall and interval   summary.go    modelScores
 //	best overall, best value         summary.go    pickBest (MinScored items per model)
 //	per-metric table                 summary.go    metricRows

@@ -202,6 +202,17 @@ func (s *Service) Item(ctx context.Context, id int64, f store.ItemFilter) (*Item
 		return nil, err
 	}
 	s.scores(ctx, d, run, w, rows)
+	// The overall as the summary counts it: a COMPLETED item's only.
+	if w.Status == store.ItemCompleted {
+		o, err := s.store.ItemOverall(ctx, run.ID, id, ItemWeights(run))
+		if err != nil {
+			return nil, err
+		}
+		if o != nil {
+			v := *o * 100
+			d.Overall = &v
+		}
+	}
 	if run.Options.Pairwise {
 		if d.Comparisons, err = s.pairVerdicts(ctx, run, id); err != nil {
 			return nil, err
@@ -261,11 +272,10 @@ func itemDetail(run *store.Run, w *store.WorkItem) *ItemDetail {
 }
 
 // scores sorts the item's score rows by source: each judge's verdict with
-// the prompt it was sent, the checks and the measured values; and computes
-// the item's overall from them by ItemWeights.
+// the prompt it was sent, the checks and the measured values, each with
+// its weight by ItemWeights.
 func (s *Service) scores(ctx context.Context, d *ItemDetail, run *store.Run, w *store.WorkItem, rows []store.Score) {
 	weights := ItemWeights(run)
-	var sum, total float64
 	byJudge := map[int64]*JudgeVerdict{}
 	for _, j := range run.Judges {
 		if run.Options.Pairwise {
@@ -285,10 +295,6 @@ func (s *Service) scores(ctx context.Context, d *ItemDetail, run *store.Run, w *
 		d.Judges = append(d.Judges, v)
 		byJudge[j.ID] = &d.Judges[len(d.Judges)-1]
 	}
-	scale := map[string][2]float64{}
-	for _, sw := range weights {
-		scale[sw.Source+"\x00"+sw.Metric] = [2]float64{sw.Lo, sw.Hi}
-	}
 	for _, r := range rows {
 		sc := ItemScore{Source: r.Source, Metric: r.Metric, Score: r.Score, Reasoning: r.Reasoning,
 			Weight: weightOf(weights, r.Source, r.Metric)}
@@ -306,18 +312,6 @@ func (s *Service) scores(ctx context.Context, d *ItemDetail, run *store.Run, w *
 		case r.Source == "measure":
 			d.Measures = append(d.Measures, sc)
 		}
-		if sc.Weight <= 0 {
-			continue
-		}
-		lo, hi := 0.0, 1.0 // checks score 0–1
-		if b, ok := scale[r.Source+"\x00"+r.Metric]; ok {
-			lo, hi = b[0], b[1]
-		}
-		sum, total = sum+sc.Weight*(r.Score-lo)/(hi-lo), total+sc.Weight
-	}
-	if w.Status == store.ItemCompleted && total > 0 {
-		overall := sum / total * 100
-		d.Overall = &overall
 	}
 }
 
