@@ -1,12 +1,13 @@
 package handlers
 
 import (
-	"cmp"
+	"encoding/json"
 	"net/http"
 	"strconv"
 
 	"github.com/labstack/echo/v4"
 
+	"tribunal/engine"
 	"tribunal/rubric"
 	"tribunal/store"
 	"tribunal/views"
@@ -24,8 +25,8 @@ var sampleTask = store.Task{TaskKey: "sample", Category: "sample", Question: "Wh
 
 // previewStylePage (POST /styles/preview) renders the prompt a judge of the
 // style being edited would get for a chosen task (or the first) and a sample
-// answer, with the engine's own code: rubric.Parse, rubric.Render (bounded
-// in size and time) and rubric.SystemPrompt. Problems show in the preview.
+// answer, with the engine's own code (engine.JudgePrompt: the template
+// rendered within its size and time bounds). Problems show in the preview.
 func (h *Handler) previewStylePage(c echo.Context) error {
 	ctx := c.Request().Context()
 	_, in, formErr := styleForm(c)
@@ -65,27 +66,27 @@ func (h *Handler) previewStylePage(c echo.Context) error {
 		v.Error = err.Error()
 		return render(c, http.StatusOK, views.StylePreviewView(v))
 	}
-	tmpl, err := rubric.Parse(ctx, cmp.Or(in.PromptTemplate, rubric.DefaultTemplate))
-	if err == nil {
-		turns := task.Turns
-		if len(turns) == 0 {
-			turns = []string{task.Question}
-		}
-		// The sample answers the last turn; earlier turns get a placeholder.
-		answers := make([]string, len(turns))
-		for i := range answers {
-			answers[i] = "(the model's answer to turn " + strconv.Itoa(i+1) + ")"
-		}
-		answers[len(answers)-1] = v.Answer
-		v.Prompt, err = rubric.Render(ctx, tmpl, rubric.Input{Question: task.Question, Turns: turns, Answers: answers, Response: v.Answer,
-			Reference: task.Reference, Excellent: task.Excellent, Good: task.Good, Pass: task.Pass,
-			IncorrectAnswerDirection: task.IncorrectAnswerDirection, Constraints: task.Constraints,
-			JudgeInstructions: task.JudgeInstructions, Metrics: metrics, ScaleMin: in.ScaleMin, ScaleMax: in.ScaleMax})
+	// The judge and the item as a run would freeze them, through the
+	// engine's own prompt building.
+	judge := store.RunJudge{ScaleMin: in.ScaleMin, ScaleMax: in.ScaleMax, Metrics: metrics, PromptTemplate: in.PromptTemplate}
+	item := &store.WorkItem{Task: store.RunTask{TaskKey: task.TaskKey, Question: task.Question, Excellent: task.Excellent, Good: task.Good,
+		Pass: task.Pass, IncorrectAnswerDirection: task.IncorrectAnswerDirection, TaskFields: task.TaskFields}}
+	// The sample answers the last turn; earlier turns get a placeholder.
+	answers := make([]string, len(item.Task.AllTurns()))
+	for i := range answers {
+		answers[i] = "(the model's answer to turn " + strconv.Itoa(i+1) + ")"
 	}
+	answers[len(answers)-1] = v.Answer
+	encoded, err := json.Marshal(answers)
+	if err != nil {
+		return err
+	}
+	item.Response, item.Answers = &v.Answer, new(string(encoded))
+	msgs, err := engine.JudgePrompt(ctx, judge, store.RunOptions{}, item)
 	if err != nil {
 		v.Error = err.Error()
 		return render(c, http.StatusOK, views.StylePreviewView(v))
 	}
-	v.System = rubric.SystemPrompt("", "", metrics, in.ScaleMin, in.ScaleMax)
+	v.System, v.Prompt = msgs[0].Content, msgs[1].Content
 	return render(c, http.StatusOK, views.StylePreviewView(v))
 }
