@@ -1,7 +1,6 @@
 package handlers
 
 import (
-	"fmt"
 	"net/http"
 	"strconv"
 	"strings"
@@ -13,7 +12,7 @@ import (
 
 // exportReport writes the JSON export or the self-contained HTML report of
 // one run or several (a comparison), streaming the items.
-func (h *Handler) exportReport(c echo.Context, ids []int64, format string) error {
+func (h *Handler) exportReport(c echo.Context, ids []int64, format report.Format) error {
 	ctx := c.Request().Context()
 	for _, id := range ids {
 		if _, err := h.store.Run(ctx, id); err != nil {
@@ -29,16 +28,11 @@ func (h *Handler) exportReport(c echo.Context, ids []int64, format string) error
 		base = "tribunal-runs-" + strings.Join(parts, "-")
 	}
 	w := c.Response()
-	switch format {
-	case "json":
-		w.Header().Set(echo.HeaderContentType, echo.MIMEApplicationJSONCharsetUTF8)
-	default:
-		w.Header().Set(echo.HeaderContentType, echo.MIMETextHTMLCharsetUTF8)
-	}
-	w.Header().Set(echo.HeaderContentDisposition, fmt.Sprintf(`attachment; filename="%s.%s"`, base, format))
+	w.Header().Set(echo.HeaderContentType, format.ContentType())
+	w.Header().Set(echo.HeaderContentDisposition, format.Attachment(base))
 	w.WriteHeader(http.StatusOK)
 	var err error
-	if format == "json" {
+	if format == report.JSON {
 		err = report.WriteJSON(ctx, w, h.runs, ids...)
 	} else {
 		err = report.WriteHTML(ctx, w, h.runs, report.Options{}, ids...)
@@ -62,12 +56,9 @@ func (h *Handler) apiExportRuns(c echo.Context) error {
 	if len(ids) > 20 {
 		return badRequest("at most 20 runs per export")
 	}
-	switch f := c.QueryParam("format"); f {
-	case "", "json":
-		return h.exportReport(c, ids, "json")
-	case "html":
-		return h.exportReport(c, ids, "html")
-	default:
-		return badRequest("format %q is not supported here; use json or html (CSV exports one run: /api/runs/{id}/export)", f)
+	f, err := report.ParseFormat(c.QueryParam("format"), report.JSON, report.HTML)
+	if err != nil {
+		return badRequest("%v (CSV exports one run: /api/runs/{id}/export)", err)
 	}
+	return h.exportReport(c, ids, f)
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"tribunal/report"
 	"tribunal/runs"
 	"tribunal/store"
 )
@@ -291,12 +292,12 @@ func (h *Handler) apiExportRun(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	switch f := c.QueryParam("format"); f {
-	case "", "csv":
-	case "json", "html": // everything about the run, or its self-contained report (api_export.go)
+	f, err := report.ParseFormat(c.QueryParam("format"), report.CSV, report.JSON, report.HTML)
+	if err != nil {
+		return badRequest("%v", err)
+	}
+	if f != report.CSV { // everything about the run, or its self-contained report (api_export.go)
 		return h.exportReport(c, []int64{id}, f)
-	default:
-		return badRequest("format %q is not supported; use format=csv, json or html", f)
 	}
 	ctx := c.Request().Context()
 	run, err := h.store.Run(ctx, id)
@@ -307,8 +308,8 @@ func (h *Handler) apiExportRun(c echo.Context) error {
 		return err // before the header: a failure here can still be a clean error
 	}
 	w := c.Response()
-	w.Header().Set(echo.HeaderContentType, "text/csv; charset=utf-8")
-	w.Header().Set(echo.HeaderContentDisposition, fmt.Sprintf(`attachment; filename="tribunal-run-%d.csv"`, run.ID))
+	w.Header().Set(echo.HeaderContentType, report.CSV.ContentType())
+	w.Header().Set(echo.HeaderContentDisposition, report.CSV.Attachment(fmt.Sprintf("tribunal-run-%d", run.ID)))
 	w.WriteHeader(http.StatusOK)
 	if rows, err := h.runs.WriteCSV(ctx, w, run); err != nil {
 		h.log.ErrorContext(ctx, "export run", "run_id", id, "rows", rows, "err", err)

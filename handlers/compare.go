@@ -3,7 +3,6 @@ package handlers
 import (
 	"bytes"
 	"cmp"
-	"fmt"
 	"net/http"
 	"net/url"
 	"slices"
@@ -98,9 +97,9 @@ func (h *Handler) apiCompareReport(c echo.Context) error {
 	if len(ids) == 0 {
 		return badRequest("run_ids: name the runs to compare, e.g. ?run_ids=1,2&format=html")
 	}
-	f := cmp.Or(c.QueryParam("format"), "html")
-	if f != "html" && f != "csv" && f != "json" {
-		return badRequest("format: use html, csv or json")
+	f, err := report.ParseFormat(c.QueryParam("format"), report.HTML, report.CSV, report.JSON)
+	if err != nil {
+		return badRequest("%v", err)
 	}
 	cmpr, err := report.LoadComparison(c.Request().Context(), h.runs, ids, baseline)
 	if err != nil {
@@ -109,9 +108,9 @@ func (h *Handler) apiCompareReport(c echo.Context) error {
 	var buf bytes.Buffer
 	now := time.Now()
 	switch f {
-	case "csv":
+	case report.CSV:
 		err = report.WriteComparisonCSV(&buf, cmpr)
-	case "json":
+	case report.JSON:
 		err = report.WriteComparisonJSON(&buf, cmpr, now)
 	default:
 		err = report.WriteComparisonHTML(&buf, cmpr, now)
@@ -123,9 +122,8 @@ func (h *Handler) apiCompareReport(c echo.Context) error {
 	for i, id := range ids {
 		parts[i] = strconv.FormatInt(id, 10)
 	}
-	c.Response().Header().Set(echo.HeaderContentDisposition, fmt.Sprintf(`attachment; filename="tribunal-comparison-%s.%s"`, strings.Join(parts, "-"), f))
-	mime := map[string]string{"html": echo.MIMETextHTMLCharsetUTF8, "csv": "text/csv; charset=utf-8", "json": echo.MIMEApplicationJSONCharsetUTF8}[f]
-	return c.Blob(http.StatusOK, mime, buf.Bytes())
+	c.Response().Header().Set(echo.HeaderContentDisposition, f.Attachment("tribunal-comparison-"+strings.Join(parts, "-")))
+	return c.Blob(http.StatusOK, f.ContentType(), buf.Bytes())
 }
 
 func (h *Handler) apiDiff(c echo.Context) error {
