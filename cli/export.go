@@ -43,24 +43,22 @@ func (e *env) export(args []string) error {
 		fs.Usage()
 		return usageErr("name a run to export")
 	}
-	f := strings.ToLower(*format)
-	if f == "" {
-		f = strings.TrimPrefix(strings.ToLower(filepath.Ext(*out)), ".")
-		if f != "csv" && f != "html" {
-			f = "json"
+	name := strings.ToLower(*format)
+	if name == "" {
+		name = strings.TrimPrefix(strings.ToLower(filepath.Ext(*out)), ".")
+		if name != string(report.CSV) && name != string(report.HTML) && name != "htm" {
+			name = string(report.JSON)
 		}
 	}
-	if f == "htm" {
-		f = "html"
+	if name == "htm" {
+		name = string(report.HTML)
 	}
-	switch f {
-	case "csv":
-		if len(ids) > 1 {
-			return usageErr("CSV exports one run at a time; use --format json or html for several")
-		}
-	case "json", "html":
-	default:
-		return usageErr("--format %q: use csv, json or html", *format)
+	f, err := report.ParseFormat(name, report.JSON, report.CSV, report.HTML)
+	if err != nil {
+		return usageErr("--format: %v", err)
+	}
+	if f == report.CSV && len(ids) > 1 {
+		return usageErr("CSV exports one run at a time; use --format json or html for several")
 	}
 	ctx := context.Background()
 	st, err := e.openStore(ctx, db)
@@ -76,9 +74,9 @@ func (e *env) export(args []string) error {
 	svc := runs.New(st, nil)
 	write := func(w io.Writer) error {
 		switch f {
-		case "csv":
+		case report.CSV:
 			return exportCSV(ctx, svc, w, ids[0])
-		case "json":
+		case report.JSON:
 			return report.WriteJSON(ctx, w, svc, ids...)
 		}
 		return report.WriteHTML(ctx, w, svc, report.Options{MaxItems: *maxItems}, ids...)
