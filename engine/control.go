@@ -43,7 +43,8 @@ func (e *Engine) StartRun(ctx context.Context, in store.RunInput) (*store.Run, e
 	if err != nil {
 		return nil, err
 	}
-	e.logRun(ctx, run.ID, store.LogInfo, "run", fmt.Sprintf("Run created by %s", run.TriggeredBy), "")
+	// Who started it (run.TriggeredBy) is on the run; a schedule adds its own line.
+	e.logRun(ctx, run.ID, store.LogInfo, "run", "Run created", "")
 	e.Refresh()
 	return run, nil
 }
@@ -65,7 +66,7 @@ func (e *Engine) Rerun(ctx context.Context, id int64, triggeredBy string) (*stor
 	if err != nil {
 		return nil, err
 	}
-	e.logRun(ctx, run.ID, store.LogInfo, "run", fmt.Sprintf("Run created by %s: a re-run of run %d with the same settings", run.TriggeredBy, id), "")
+	e.logRun(ctx, run.ID, store.LogInfo, "run", fmt.Sprintf("Run created: a re-run of run %d with the same settings", id), "")
 	e.Refresh()
 	return run, nil
 }
