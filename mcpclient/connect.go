@@ -84,6 +84,12 @@ func connectError(step string, err error, connectCtx context.Context, timeout ti
 	if errors.As(err, &notAllowed) {
 		return err
 	}
+	// A network failure reads better without the SDK's layers around it
+	// (calling "initialize": sending "initialize": rejected by transport: …).
+	var urlErr *url.Error
+	if errors.As(err, &urlErr) {
+		return fmt.Errorf("%s: %w", step, urlErr.Err)
+	}
 	return fmt.Errorf("%s: %w", step, err)
 }
 
