@@ -18,6 +18,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"net/url"
 	"slices"
 	"strings"
 	"time"
@@ -173,8 +174,8 @@ func checkNames(servers []Server) error {
 // configured, each server's tools by name.
 func (c *Client) Tools() []Tool { return slices.Clone(c.tools) }
 
-// Call runs one tool call. Its error is only for a broken session (or ctx
-// ended); anything the model should hear about — a tool error, a tool not
+// Call runs one tool call. Its error is only for a broken session (the
+// server unreachable or gone: Dial again) or ctx ended; anything the model should hear about — a tool error, a tool not
 // offered, arguments that are not a JSON object, a timeout, an error the
 // server answered — is a Result with IsError.
 func (c *Client) Call(ctx context.Context, name string, args json.RawMessage) (Result, error) {
@@ -208,13 +209,18 @@ func (c *Client) Call(ctx context.Context, name string, args json.RawMessage) (R
 		return Result{}, fmt.Errorf("mcpclient: call %s on server %q: %w", name, sess.name, ctx.Err())
 	case callCtx.Err() != nil:
 		return Result{Text: fmt.Sprintf("tool %s timed out after %s", name, c.opts.ToolTimeout), IsError: true, Duration: took}, nil
-	case errors.As(err, &rpcErr):
+	case errors.As(err, &rpcErr) && rpcErr.Code != codeRejected:
 		// The server answered with a protocol error (unknown tool, invalid
 		// params): the session is fine and the model may do better.
 		return Result{Text: fmt.Sprintf("tool %s failed: %s", name, rpcErr.Message), IsError: true, Duration: took}, nil
 	}
 	return Result{}, fmt.Errorf("mcpclient: call %s on server %q: %w", name, sess.name, err)
 }
+
+// codeRejected is the SDK's (internal) jsonrpc2.ErrRejected: the request
+// never got an answer (the server is unreachable, or answered 5xx or 429),
+// which is no news for the model but a reason for the caller to retry.
+const codeRejected = -32005
 
 func refused(why string) Result { return Result{Text: why, IsError: true} }
 
@@ -258,7 +264,9 @@ func (c *Client) Close() error {
 		if sess == nil {
 			continue
 		}
-		if err := sess.cs.Close(); err != nil && !errors.Is(err, mcp.ErrConnectionClosed) {
+		// A server already gone cannot be told the session ends: no news.
+		var urlErr *url.Error
+		if err := sess.cs.Close(); err != nil && !errors.Is(err, mcp.ErrConnectionClosed) && !errors.As(err, &urlErr) {
 			errs = append(errs, fmt.Errorf("mcpclient: close server %q: %w", sess.name, err))
 		}
 		sess.cancel()

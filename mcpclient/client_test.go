@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"slices"
 	"strings"
@@ -11,6 +13,8 @@ import (
 	"testing"
 	"time"
 	"unicode/utf8"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"tribunal/mcpclient"
 )
@@ -81,7 +85,7 @@ func TestToolsListedAndFiltered(t *testing.T) {
 
 func TestAllToolsWhenNoneAllowedExplicitly(t *testing.T) {
 	c := dial(t, []mcpclient.Server{{Name: "all", URL: serveStreamable(t, newToolbox())}}, mcpclient.Options{})
-	want := []string{"all/add", "all/big", "all/echo", "all/fail", "all/hang", "all/hold", "all/whoami"}
+	want := []string{"all/add", "all/big", "all/crash", "all/echo", "all/fail", "all/hang", "all/hold", "all/whoami"}
 	if got := toolNames(c.Tools()); !slices.Equal(got, want) {
 		t.Fatalf("tools = %v, want %v", got, want)
 	}
@@ -113,6 +117,11 @@ func TestCallToolError(t *testing.T) {
 	res := call(t, c, "fail", `{}`)
 	if !res.IsError || !strings.Contains(res.Text, "no such city: Atlantis") {
 		t.Errorf("fail = %+v, want an error result with the tool's message", res)
+	}
+	// So is an error the server answers instead of a result.
+	res = call(t, c, "crash", `{}`)
+	if !res.IsError || !strings.Contains(res.Text, "database is locked") {
+		t.Errorf("crash = %+v, want an error result with the server's message", res)
 	}
 	// A tool error leaves the session usable.
 	if res := call(t, c, "add", `{"a":1,"b":1}`); res.IsError {
@@ -334,5 +343,18 @@ func TestStdioServer(t *testing.T) {
 	c := dial(t, []mcpclient.Server{server}, mcpclient.Options{AllowCommands: true})
 	if res := call(t, c, "add", `{"a":3,"b":4}`); res.Text != `{"sum":7}` {
 		t.Errorf("add over stdio = %+v", res)
+	}
+}
+
+func TestCallOnBrokenSessionIsAnError(t *testing.T) {
+	b := newToolbox()
+	srv := newTestServer(b)
+	ts := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil))
+	c := dial(t, []mcpclient.Server{{Name: "flaky", URL: ts.URL}}, mcpclient.Options{})
+	ts.Close()
+
+	res, err := c.Call(context.Background(), "add", json.RawMessage(`{"a":1,"b":2}`))
+	if err == nil || !strings.Contains(err.Error(), `server "flaky"`) {
+		t.Errorf("Call on a server that went away = %+v, %v; want an error naming it", res, err)
 	}
 }

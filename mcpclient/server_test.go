@@ -2,6 +2,7 @@ package mcpclient_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -146,6 +147,12 @@ func newTestServer(b *toolbox) *mcp.Server {
 		func(context.Context, *mcp.CallToolRequest, empty) (*mcp.CallToolResult, any, error) {
 			b.called("big")
 			return text(b.bigOutput), nil, nil
+		})
+	// A low-level handler's error is a JSON-RPC error, not a tool result.
+	srv.AddTool(&mcp.Tool{Name: "crash", Description: "Fails at the protocol level", InputSchema: json.RawMessage(`{"type":"object"}`)},
+		func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			b.called("crash")
+			return nil, errors.New("database is locked")
 		})
 	return srv
 }
