@@ -174,10 +174,11 @@ func checkNames(servers []Server) error {
 // configured, each server's tools by name.
 func (c *Client) Tools() []Tool { return slices.Clone(c.tools) }
 
-// Call runs one tool call. Its error is only for a broken session (the
-// server unreachable or gone: Dial again) or ctx ended; anything the model should hear about — a tool error, a tool not
-// offered, arguments that are not a JSON object, a timeout, an error the
-// server answered — is a Result with IsError.
+// Call runs one tool call, waiting for a free slot on its server. Its error
+// is only for a broken session (the server unreachable or gone: Dial again)
+// or ctx ended; anything the model should hear about — a tool error, a tool
+// not offered, arguments that are not a JSON object, a timeout, an error
+// the server answered — is a Result with IsError.
 func (c *Client) Call(ctx context.Context, name string, args json.RawMessage) (Result, error) {
 	sess, ok := c.byName[name]
 	if !ok {
