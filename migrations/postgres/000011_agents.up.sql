@@ -15,7 +15,7 @@ CREATE TABLE agents (
     max_turns INTEGER NOT NULL DEFAULT 10,
     tool_timeout_seconds INTEGER NOT NULL DEFAULT 30,
     mcp_servers JSONB NOT NULL DEFAULT '[]',
-    http JSONB NOT NULL DEFAULT '{}',
+    http JSONB,
     tags TEXT NOT NULL DEFAULT '[]',
     version INTEGER NOT NULL DEFAULT 1,
     created_at TIMESTAMPTZ NOT NULL,
@@ -24,7 +24,7 @@ CREATE TABLE agents (
 COMMENT ON TABLE agents IS 'Agent configs: the latest version of each; agent_versions keeps every version';
 COMMENT ON COLUMN agents.executor IS 'tools: Tribunal runs the tool loop on provider_id/model; http: Tribunal POSTs to http.url';
 COMMENT ON COLUMN agents.mcp_servers IS 'JSON list of MCP servers (name, url, transport, command, headers, allowed_tools, concurrency); secret header values sealed';
-COMMENT ON COLUMN agents.http IS 'JSON {url, headers} of the http executor; secret header values sealed';
+COMMENT ON COLUMN agents.http IS 'JSON {url, headers} of the http executor (NULL for tools); secret header values sealed';
 COMMENT ON COLUMN agents.version IS 'Bumped by every edit; the row of agent_versions with this number holds the same config';
 
 -- Every version of an agent, frozen, so a run can name the one it used.

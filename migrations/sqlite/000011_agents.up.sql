@@ -16,7 +16,7 @@ CREATE TABLE agents (
     max_turns INTEGER NOT NULL DEFAULT 10,
     tool_timeout_seconds INTEGER NOT NULL DEFAULT 30,
     mcp_servers TEXT NOT NULL DEFAULT '[]' CHECK (json_valid(mcp_servers)),
-    http TEXT NOT NULL DEFAULT '{}' CHECK (json_valid(http)),
+    http TEXT CHECK (json_valid(http)), -- NULL for the tools executor
     tags TEXT NOT NULL DEFAULT '[]' CHECK (json_valid(tags)),
     -- bumped by every edit; the row of agent_versions with this number holds the same config
     version INTEGER NOT NULL DEFAULT 1,
