@@ -166,6 +166,14 @@ func (h *Handler) apiRoutes() []apiRoute {
 		{method: get, path: "/providers/:provider/models", handler: h.apiProviderModels, summary: "List the provider's models with their prices", out: []modelJSON{}, errs: provider},
 		{method: post, path: "/providers/:provider/test", handler: h.apiTestProvider, summary: "Test the connection to a provider", out: ConnectionTest{}},
 
+		{method: get, path: "/agents", handler: h.apiListAgents, summary: "List agent configs", out: []store.Agent{}},
+		{method: post, path: "/agents", handler: h.apiCreateAgent, summary: "Create an agent config", in: store.AgentInput{}, out: store.Agent{}, status: http.StatusCreated, errs: conflict},
+		{method: post, path: "/agents/extract", handler: h.apiExtractAgent, summary: "Read an agent config out of OpenAI Agents SDK Python source (as text, never run); unsaved", in: ExtractJSON{}, out: store.AgentInput{}},
+		{method: get, path: "/agents/:agent", handler: h.apiGetAgent, summary: "Show an agent config", out: store.Agent{}},
+		{method: put, path: "/agents/:agent", handler: h.apiUpdateAgent, summary: "Save an agent config as its next version", in: store.AgentInput{}, out: store.Agent{}, errs: conflict},
+		{method: del, path: "/agents/:agent", handler: h.apiDeleteAgent, summary: "Delete an agent config and its versions"},
+		{method: get, path: "/agents/:agent/versions", handler: h.apiAgentVersions, summary: "List an agent config's versions, newest first", out: []store.AgentVersion{}},
+
 		{method: get, path: "/tasks", handler: h.apiListTasks, summary: "List tasks", query: "q category usecase tag page per_page", out: store.Page[store.Task]{}},
 		{method: get, path: "/usecases", handler: h.apiUseCases, summary: "The use case → category hierarchy with task counts", out: []store.UseCase{}},
 		{method: post, path: "/tasks", handler: h.apiCreateTask, summary: "Create a task", in: store.TaskInput{}, out: store.Task{}, status: http.StatusCreated, errs: conflict},
