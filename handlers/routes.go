@@ -69,6 +69,16 @@ func (h *Handler) routes(e *echo.Echo) {
 	e.POST("/judges/:judge", h.updateJudgePage)
 	e.POST("/judges/:judge/delete", h.deleteJudgePage)
 
+	e.GET("/agents", h.showAgents)
+	e.POST("/agents", h.createAgentPage)
+	e.POST("/agents/extract", h.extractAgentPage)
+	e.GET("/agents/server-row", h.agentServerRow)
+	e.GET("/agents/header-row", h.agentHeaderRow)
+	e.GET("/agents/:agent/edit", h.editAgentPage)
+	e.POST("/agents/:agent", h.updateAgentPage)
+	e.POST("/agents/:agent/clone", h.cloneAgentPage)
+	e.POST("/agents/:agent/delete", h.deleteAgentPage)
+
 	e.GET("/styles", h.showStyles)
 	e.POST("/styles", h.createStylePage)
 	e.GET("/styles/metric-row", h.styleMetricRow)
