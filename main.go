@@ -53,6 +53,8 @@ type Config struct {
 	InsecureNoAuth bool
 	// MaxRunItems bounds a run's tasks × targets × repeats.
 	MaxRunItems int
+	// AllowMCPCommands lets agents have stdio MCP servers, commands run on this machine.
+	AllowMCPCommands bool
 }
 
 func main() {
@@ -105,6 +107,7 @@ Flags (each has an environment variable):
 	allowedHosts := fs.String("allowed-hosts", os.Getenv("TRIBUNAL_ALLOWED_HOSTS"), "comma-separated host names (name or name:port) the server answers to besides localhost and the listen address (TRIBUNAL_ALLOWED_HOSTS)")
 	fs.StringVar(&cfg.AuthToken, "auth-token", os.Getenv("TRIBUNAL_AUTH_TOKEN"), "token required of API calls (Authorization: Bearer) and to sign in to the UI; prefer the variable, a flag shows in ps (TRIBUNAL_AUTH_TOKEN)")
 	fs.BoolVar(&cfg.InsecureNoAuth, "insecure-no-auth", envBool("TRIBUNAL_INSECURE_NO_AUTH"), "serve a non-loopback address without a token (TRIBUNAL_INSECURE_NO_AUTH=true)")
+	fs.BoolVar(&cfg.AllowMCPCommands, "allow-mcp-commands", envBool("TRIBUNAL_ALLOW_MCP_COMMANDS"), "let agents have stdio MCP servers, which run a command on this machine (TRIBUNAL_ALLOW_MCP_COMMANDS=true)")
 	level := fs.String("log-level", cmp.Or(os.Getenv("TRIBUNAL_LOG_LEVEL"), "info"), "debug, info, warn or error (TRIBUNAL_LOG_LEVEL)")
 	if err := fs.Parse(args); err != nil {
 		return cfg, err
@@ -214,7 +217,8 @@ func run(args []string) error {
 		return err
 	}
 	st, err := store.Open(ctx, store.Config{DatabaseURL: cfg.DatabaseURL, DataDir: cfg.DataDir, Box: box,
-		MaxActiveRuns: cfg.MaxActiveRuns, MaxRunItems: cfg.MaxRunItems, Egress: cfg.Egress})
+		MaxActiveRuns: cfg.MaxActiveRuns, MaxRunItems: cfg.MaxRunItems, Egress: cfg.Egress,
+		AllowMCPCommands: cfg.AllowMCPCommands})
 	if err != nil {
 		return err
 	}

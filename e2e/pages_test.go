@@ -74,6 +74,11 @@ func seedEverything(t *testing.T) *seededApp {
 	apiCall(t, a, "POST", "/api/kpis", map[string]any{"name": "Quality", "formula": "score * 10 + pass_rate", "collection_id": col.ID}, &kpi, 201)
 	apiCall(t, a, "POST", "/api/alerts", map[string]any{"name": "Score low", "metric": "score", "model": "fake-small", "condition": "LESS_THAN",
 		"threshold": 0.8, "severity": "CRITICAL", "channels": []map[string]any{{"type": "in_app"}}}, &alert, 201)
+	var agent store.Agent
+	apiCall(t, a, "POST", "/api/agents", map[string]any{"name": "Docs helper", "provider_id": prov.ID, "model": "fake-small",
+		"system_prompt": "Answer from the docs.", "tags": []string{"sweep"},
+		"mcp_servers": []map[string]any{{"name": "docs", "url": "https://mcp.example.com/mcp", "allowed_tools": []string{"search_docs", "fetch_page"},
+			"headers": []map[string]any{{"key": "Authorization", "value": "Bearer mcp-page-sweep-0002"}}}}}, &agent, 201)
 	var styles []store.JudgementStyle
 	apiCall(t, a, "GET", "/api/judgement-styles", nil, &styles, 200)
 	var items struct{ Items []struct{ ID int64 } }
@@ -94,6 +99,7 @@ func seedEverything(t *testing.T) *seededApp {
 		"/collections", fmt.Sprintf("/collections/%d", col.ID),
 		"/import",
 		"/judges", fmt.Sprintf("/judges/%d/edit", judge.ID),
+		"/agents", fmt.Sprintf("/agents/%d/edit", agent.ID),
 		"/styles", fmt.Sprintf("/styles/%d", styles[0].ID), fmt.Sprintf("/styles/%d/edit", styles[0].ID),
 		"/schedules", fmt.Sprintf("/schedules/%d", sched.ID),
 		"/kpis", fmt.Sprintf("/kpis/%d", kpi.ID),

@@ -21,6 +21,7 @@ import (
 	"github.com/a-h/templ"
 	"github.com/labstack/echo/v4"
 
+	"tribunal/agentsrc"
 	"tribunal/engine"
 	"tribunal/llm"
 	"tribunal/metrics"
@@ -103,6 +104,7 @@ func statusOf(err error) (int, string) {
 	var ce *store.ConflictError
 	var mbe *http.MaxBytesError
 	var ip *importProblems
+	var ap *agentsrc.Problem
 	switch {
 	case errors.As(err, &he):
 		return he.Code, fmt.Sprint(he.Message)
@@ -118,6 +120,8 @@ func statusOf(err error) (int, string) {
 		return http.StatusRequestEntityTooLarge, fmt.Sprintf("the request body is larger than this route's limit of %d MB", mbe.Limit>>20)
 	case errors.As(err, &ip):
 		return http.StatusUnprocessableEntity, ip.Error()
+	case errors.As(err, &ap):
+		return http.StatusUnprocessableEntity, ap.Error()
 	}
 	return http.StatusInternalServerError, "internal error"
 }

@@ -3,6 +3,7 @@ package handlers
 import (
 	"fmt"
 	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
 
@@ -46,24 +47,33 @@ func providerForm(c echo.Context) (store.ProviderInput, error) {
 	if err != nil {
 		return in, badRequest("unreadable form: %v", err)
 	}
-	keys, values, secrets := form["header_key"], form["header_value"], form["header_secret"]
-	for i, k := range keys {
-		if strings.TrimSpace(k) == "" {
-			continue // an empty row the user added and left
-		}
-		hd := store.Header{Key: k}
-		if i < len(values) {
-			hd.Value = values[i]
-		}
-		hd.IsSecret = i >= len(secrets) || secrets[i] != "plain"
-		in.Headers = append(in.Headers, hd)
-	}
+	in.Headers = formHeaders(form, "")
 	if c.FormValue("prices_present") != "" {
 		if in.Prices, err = parsePrices(c.FormValue("prices")); err != nil {
 			return in, err
 		}
 	}
 	return in, nil
+}
+
+// formHeaders reads the header rows named prefix+"header_key", …_value
+// and …_secret (views.PrefixedHeaderRow); a row without a name is one the
+// user added and left.
+func formHeaders(form url.Values, prefix string) []store.Header {
+	keys, values, secrets := form[prefix+"header_key"], form[prefix+"header_value"], form[prefix+"header_secret"]
+	hs := []store.Header{}
+	for i, k := range keys {
+		if strings.TrimSpace(k) == "" {
+			continue
+		}
+		hd := store.Header{Key: k}
+		if i < len(values) {
+			hd.Value = values[i]
+		}
+		hd.IsSecret = i >= len(secrets) || secrets[i] != "plain"
+		hs = append(hs, hd)
+	}
+	return hs
 }
 
 // parsePrices reads "model, input, output" lines (USD per million tokens).

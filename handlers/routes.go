@@ -69,6 +69,16 @@ func (h *Handler) routes(e *echo.Echo) {
 	e.POST("/judges/:judge", h.updateJudgePage)
 	e.POST("/judges/:judge/delete", h.deleteJudgePage)
 
+	e.GET("/agents", h.showAgents)
+	e.POST("/agents", h.createAgentPage)
+	e.POST("/agents/extract", h.extractAgentPage)
+	e.GET("/agents/server-row", h.agentServerRow)
+	e.GET("/agents/header-row", h.agentHeaderRow)
+	e.GET("/agents/:agent/edit", h.editAgentPage)
+	e.POST("/agents/:agent", h.updateAgentPage)
+	e.POST("/agents/:agent/clone", h.cloneAgentPage)
+	e.POST("/agents/:agent/delete", h.deleteAgentPage)
+
 	e.GET("/styles", h.showStyles)
 	e.POST("/styles", h.createStylePage)
 	e.GET("/styles/metric-row", h.styleMetricRow)
@@ -165,6 +175,14 @@ func (h *Handler) apiRoutes() []apiRoute {
 		{method: del, path: "/providers/:provider", handler: h.apiDeleteProvider, summary: "Delete a provider", errs: conflict},
 		{method: get, path: "/providers/:provider/models", handler: h.apiProviderModels, summary: "List the provider's models with their prices", out: []modelJSON{}, errs: provider},
 		{method: post, path: "/providers/:provider/test", handler: h.apiTestProvider, summary: "Test the connection to a provider", out: ConnectionTest{}},
+
+		{method: get, path: "/agents", handler: h.apiListAgents, summary: "List agent configs", out: []store.Agent{}},
+		{method: post, path: "/agents", handler: h.apiCreateAgent, summary: "Create an agent config", in: store.AgentInput{}, out: store.Agent{}, status: http.StatusCreated, errs: conflict},
+		{method: post, path: "/agents/extract", handler: h.apiExtractAgent, summary: "Read an agent config out of OpenAI Agents SDK Python source (as text, never run); unsaved", in: ExtractJSON{}, out: store.AgentInput{}},
+		{method: get, path: "/agents/:agent", handler: h.apiGetAgent, summary: "Show an agent config", out: store.Agent{}},
+		{method: put, path: "/agents/:agent", handler: h.apiUpdateAgent, summary: "Save an agent config as its next version", in: store.AgentInput{}, out: store.Agent{}, errs: conflict},
+		{method: del, path: "/agents/:agent", handler: h.apiDeleteAgent, summary: "Delete an agent config and its versions"},
+		{method: get, path: "/agents/:agent/versions", handler: h.apiAgentVersions, summary: "List an agent config's versions, newest first", out: []store.AgentVersion{}},
 
 		{method: get, path: "/tasks", handler: h.apiListTasks, summary: "List tasks", query: "q category usecase tag page per_page", out: store.Page[store.Task]{}},
 		{method: get, path: "/usecases", handler: h.apiUseCases, summary: "The use case → category hierarchy with task counts", out: []store.UseCase{}},

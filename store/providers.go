@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/url"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -90,26 +91,8 @@ func (in *ProviderInput) Normalize() error {
 			return invalid(ep.field, "must be a path starting with /, e.g. /v1/models")
 		}
 	}
-	seen := map[string]bool{}
-	for i := range in.Headers {
-		h := &in.Headers[i]
-		h.Key = strings.TrimSpace(h.Key)
-		if h.Key == "" {
-			return invalid(fmt.Sprintf("headers[%d].key", i), "is required")
-		}
-		if strings.ContainsAny(h.Key, " :\r\n") {
-			return invalid(fmt.Sprintf("headers[%d].key", i), "is not a valid header name")
-		}
-		if strings.ContainsAny(h.Value, "\r\n") {
-			return invalid(fmt.Sprintf("headers[%d].value", i), "must not contain line breaks")
-		}
-		lk := strings.ToLower(h.Key)
-		if seen[lk] {
-			return invalid(fmt.Sprintf("headers[%d].key", i), "%q appears twice", h.Key)
-		}
-		seen[lk] = true
-		// Whoever sends it, a credential is never stored in clear.
-		h.IsSecret = h.IsSecret || secret.CredentialHeader(h.Key)
+	if err := normalizeHeaders("headers", in.Headers); err != nil {
+		return err
 	}
 	seenModel := map[string]bool{}
 	for i := range in.Prices {
@@ -238,14 +221,8 @@ func (s *Store) ProviderWithSecrets(ctx context.Context, id int64) (*Provider, e
 	if err != nil {
 		return nil, err
 	}
-	for i := range p.Headers {
-		if p.Headers[i].IsSecret {
-			v, err := s.box.Open(p.Headers[i].Value)
-			if err != nil {
-				return nil, fmt.Errorf("store: provider %q header %q: %w", p.Name, p.Headers[i].Key, err)
-			}
-			p.Headers[i].Value = v
-		}
+	if err := s.openHeaders("provider "+strconv.Quote(p.Name), p.Headers); err != nil {
+		return nil, err
 	}
 	return p, nil
 }
@@ -338,25 +315,14 @@ func (s *Store) UpdateProvider(ctx context.Context, id int64, in ProviderInput) 
 	return s.Provider(ctx, id)
 }
 
-// saveHeaders writes headers, sealing secrets. A secret sent back empty or
-// masked keeps the sealed value it had under the same key, if b allows it.
+// saveHeaders writes a provider's headers, sealing secrets (see sealHeaders).
 func (s *Store) saveHeaders(ctx context.Context, providerID int64, hs []Header, old []Header, b secret.Binding) error {
-	for i, h := range hs {
-		stored, ok := storedSecret(h.Key, old)
-		keep, err := b.Keep(h.Value, h.IsSecret, ok)
-		if err != nil {
-			return invalid(fmt.Sprintf("headers[%d].value", i), "%q: %v", h.Key, err)
-		}
-		value := h.Value
-		switch {
-		case keep:
-			value = stored
-		case h.IsSecret:
-			if value, err = s.box.Seal(h.Value); err != nil {
-				return err
-			}
-		}
-		row := Header{ProviderID: providerID, Position: i, Key: h.Key, Value: value, IsSecret: h.IsSecret}
+	sealed, err := s.sealHeaders("headers", hs, old, b)
+	if err != nil {
+		return err
+	}
+	for i, h := range sealed {
+		row := Header{ProviderID: providerID, Position: i, Key: h.Key, Value: h.Value, IsSecret: h.IsSecret}
 		if err := s.conn(ctx).Create(&row).Error; err != nil {
 			return fmt.Errorf("store: save provider header: %w", err)
 		}
@@ -364,29 +330,9 @@ func (s *Store) saveHeaders(ctx context.Context, providerID int64, hs []Header, 
 	return nil
 }
 
-// storedSecret returns the sealed value of the secret header named key.
-func storedSecret(key string, old []Header) (string, bool) {
-	for _, o := range old {
-		if o.IsSecret && strings.EqualFold(o.Key, key) {
-			return o.Value, true
-		}
-	}
-	return "", false
-}
-
-// maskSecrets replaces each sealed value with its masked form (last 4
-// characters), which needs the plain value, so it is done here and never stored.
+// maskSecrets masks a provider's secret header values.
 func (s *Store) maskSecrets(p *Provider) error {
-	for i := range p.Headers {
-		if p.Headers[i].IsSecret {
-			v, err := s.box.Open(p.Headers[i].Value)
-			if err != nil {
-				return fmt.Errorf("store: provider %q header %q: %w", p.Name, p.Headers[i].Key, err)
-			}
-			p.Headers[i].Value = secret.Mask(v)
-		}
-	}
-	return nil
+	return s.maskHeaders("provider "+strconv.Quote(p.Name), p.Headers)
 }
 
 // DeleteProvider removes a provider. Past runs keep its name; an active run that uses it blocks deletion.

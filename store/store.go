@@ -103,6 +103,9 @@ type Config struct {
 	Egress *egress.Policy
 	// MaxRunItems is how many items a run may have; 0 means DefaultMaxRunItems.
 	MaxRunItems int
+	// AllowMCPCommands lets agents have stdio MCP servers, which run a
+	// command on this machine (--allow-mcp-commands).
+	AllowMCPCommands bool
 }
 
 // DefaultMaxRunItems bounds a run's items: a million rows is already minutes
@@ -120,7 +123,9 @@ type Store struct {
 	maxActive int
 	// maxItems is the items-per-run limit.
 	maxItems int
-	dsn      string
+	// allowMCPCommands: see Config.AllowMCPCommands.
+	allowMCPCommands bool
+	dsn              string
 	// prepared are SQLite statements prepared once (see stmtCache).
 	prepared *stmtCache
 }
@@ -165,7 +170,7 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 		sqlDB.SetMaxIdleConns(20) // as many as open: closing idle ones would churn PostgreSQL backends
 	}
 	s := &Store{db: db, dialect: dialect, box: cfg.Box, egress: cfg.Egress, now: func() time.Time { return time.Now().UTC() },
-		maxActive: max(cfg.MaxActiveRuns, 1), maxItems: cmp.Or(cfg.MaxRunItems, DefaultMaxRunItems), dsn: dsn}
+		maxActive: max(cfg.MaxActiveRuns, 1), maxItems: cmp.Or(cfg.MaxRunItems, DefaultMaxRunItems), allowMCPCommands: cfg.AllowMCPCommands, dsn: dsn}
 	if err := s.checkMasterKey(ctx); err != nil {
 		sqlDB.Close()
 		return nil, err
@@ -321,7 +326,7 @@ func (s *Store) PoolStats() sql.DBStats {
 func (s *Store) Transact(ctx context.Context, fn func(tx *Store) error) error {
 	return s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		return fn(&Store{db: tx, dialect: s.dialect, box: s.box, egress: s.egress, now: s.now, maxActive: s.maxActive, maxItems: s.maxItems,
-			dsn: s.dsn, prepared: s.prepared})
+			allowMCPCommands: s.allowMCPCommands, dsn: s.dsn, prepared: s.prepared})
 	})
 }
 

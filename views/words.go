@@ -207,6 +207,30 @@ func DeliveryStatusWord(s string) string {
 // SeverityWord is an alert's severity: CRITICAL → "Critical".
 func SeverityWord(s string) string { return humanize(s) }
 
+// ExecutorWord says who runs an agent: tools → "Tool loop (Tribunal)".
+func ExecutorWord(e store.AgentExecutor) string {
+	switch e {
+	case store.ExecutorTools:
+		return "Tool loop (Tribunal)"
+	case store.ExecutorHTTP:
+		return "Your endpoint (HTTP)"
+	}
+	return humanize(string(e))
+}
+
+// TransportWord is an MCP transport: streamable_http → "Streamable HTTP".
+func TransportWord(t store.MCPTransport) string {
+	switch t {
+	case store.TransportStreamableHTTP:
+		return "Streamable HTTP"
+	case store.TransportSSE:
+		return "SSE"
+	case store.TransportStdio:
+		return "Local command (stdio)"
+	}
+	return humanize(string(t))
+}
+
 // humanize is the fallback for a value the vocabulary does not know yet:
 // SOME_VALUE → "Some value".
 func humanize(s string) string {

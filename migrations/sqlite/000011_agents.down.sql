@@ -1,0 +1,2 @@
+DROP TABLE agent_versions;
+DROP TABLE agents;
