@@ -152,6 +152,11 @@ func endpoint(p *store.Provider) llm.Endpoint {
 // Client returns a client for a provider loaded with its secrets.
 func (e *Engine) Client(p *store.Provider) *llm.Client { return llm.New(endpoint(p), e.httpClient) }
 
+// HTTPClient is the engine's client for the servers runs call (providers,
+// agents' MCP servers): connections go only where the egress policy lets
+// providers go, and redirects stay on their origin.
+func (e *Engine) HTTPClient() *http.Client { return e.httpClient }
+
 // Broker returns the engine's change broker.
 func (e *Engine) Broker() *Broker { return e.broker }
 

@@ -2,10 +2,12 @@ package handlers
 
 import (
 	"net/http"
+	"time"
 
 	"github.com/labstack/echo/v4"
 
 	"tribunal/agentsrc"
+	"tribunal/mcpclient"
 	"tribunal/store"
 )
 
@@ -98,4 +100,40 @@ func (h *Handler) apiExtractAgent(c echo.Context) error {
 		return err
 	}
 	return c.JSON(http.StatusOK, r.Config)
+}
+
+// AgentTestJSON is what POST /api/agents/{id}/test answers: each MCP
+// server of the agent, whether it answered, and the tools it offers the
+// agent (after allowed_tools).
+type AgentTestJSON struct {
+	Servers []mcpclient.ServerStatus `json:"servers"`
+}
+
+// testAgent connects to every MCP server of an agent, as a run would: with
+// its secrets, through the egress-checked client, within its tool timeout.
+func (h *Handler) testAgent(c echo.Context) (AgentTestJSON, error) {
+	id, err := pathID(c, "agent")
+	if err != nil {
+		return AgentTestJSON{}, err
+	}
+	ctx := c.Request().Context()
+	a, err := h.store.AgentWithSecrets(ctx, id)
+	if err != nil {
+		return AgentTestJSON{}, err
+	}
+	servers := make([]mcpclient.Server, len(a.MCPServers))
+	for i, m := range a.MCPServers {
+		servers[i] = m.ClientServer()
+	}
+	opts := mcpclient.Options{HTTPClient: h.engine.HTTPClient(), ToolTimeout: time.Duration(a.ToolTimeoutSeconds) * time.Second,
+		AllowCommands: h.store.AllowsMCPCommands()}
+	return AgentTestJSON{Servers: mcpclient.Test(ctx, servers, opts)}, nil
+}
+
+func (h *Handler) apiTestAgent(c echo.Context) error {
+	res, err := h.testAgent(c)
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, res)
 }

@@ -232,3 +232,12 @@ func (h *Handler) deleteAgentPage(c echo.Context) error {
 	}
 	return redirectFlash(c, "Agent deleted.", "/agents")
 }
+
+// testAgentPage is the Test servers button: each server's answer and tools.
+func (h *Handler) testAgentPage(c echo.Context) error {
+	res, err := h.testAgent(c)
+	if err != nil {
+		return err
+	}
+	return render(c, http.StatusOK, views.AgentTestResult(res.Servers))
+}

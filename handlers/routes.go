@@ -77,6 +77,7 @@ func (h *Handler) routes(e *echo.Echo) {
 	e.GET("/agents/:agent/edit", h.editAgentPage)
 	e.POST("/agents/:agent", h.updateAgentPage)
 	e.POST("/agents/:agent/clone", h.cloneAgentPage)
+	e.POST("/agents/:agent/test", h.testAgentPage)
 	e.POST("/agents/:agent/delete", h.deleteAgentPage)
 
 	e.GET("/styles", h.showStyles)
@@ -182,6 +183,7 @@ func (h *Handler) apiRoutes() []apiRoute {
 		{method: get, path: "/agents/:agent", handler: h.apiGetAgent, summary: "Show an agent config", out: store.Agent{}},
 		{method: put, path: "/agents/:agent", handler: h.apiUpdateAgent, summary: "Save an agent config as its next version", in: store.AgentInput{}, out: store.Agent{}, errs: conflict},
 		{method: del, path: "/agents/:agent", handler: h.apiDeleteAgent, summary: "Delete an agent config and its versions"},
+		{method: post, path: "/agents/:agent/test", handler: h.apiTestAgent, summary: "Connect to every MCP server of an agent and list the tools each offers it", out: AgentTestJSON{}},
 		{method: get, path: "/agents/:agent/versions", handler: h.apiAgentVersions, summary: "List an agent config's versions, newest first", out: []store.AgentVersion{}},
 
 		{method: get, path: "/tasks", handler: h.apiListTasks, summary: "List tasks", query: "q category usecase tag page per_page", out: store.Page[store.Task]{}},

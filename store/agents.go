@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"tribunal/mcpclient"
 
 	"gorm.io/gorm"
 
@@ -36,9 +37,9 @@ type MCPTransport string
 // The MCP transports; stdio starts a local command, so it needs
 // --allow-mcp-commands.
 const (
-	TransportStreamableHTTP MCPTransport = "streamable_http"
-	TransportSSE            MCPTransport = "sse"
-	TransportStdio          MCPTransport = "stdio"
+	TransportStreamableHTTP MCPTransport = mcpclient.StreamableHTTP
+	TransportSSE            MCPTransport = mcpclient.SSE
+	TransportStdio          MCPTransport = mcpclient.Stdio
 )
 
 // MCPTransports lists the transports, the default first.
@@ -47,8 +48,8 @@ var MCPTransports = []MCPTransport{TransportStreamableHTTP, TransportSSE, Transp
 // Limits and defaults of an agent config.
 const (
 	DefaultMaxTurns          = 10
-	DefaultToolTimeout       = 30
-	DefaultMCPConcurrency    = 4
+	DefaultToolTimeout       = int(mcpclient.DefaultToolTimeout / time.Second)
+	DefaultMCPConcurrency    = mcpclient.DefaultConcurrency
 	maxAgentTurns            = 50
 	maxToolTimeoutSeconds    = 600
 	maxMCPConcurrency        = 64
@@ -404,6 +405,38 @@ func (s *Store) agent(ctx context.Context, id int64, lock bool) (*Agent, error) 
 	}
 	a := Agent(r)
 	return &a, nil
+}
+
+// AgentWithSecrets returns one agent with its secret header values in
+// clear, for calling its servers. Never send the result to a user.
+func (s *Store) AgentWithSecrets(ctx context.Context, id int64) (*Agent, error) {
+	a, err := s.agent(ctx, id, false)
+	if err != nil {
+		return nil, err
+	}
+	owner := "agent " + strconv.Quote(a.Name)
+	if a.HTTP != nil {
+		if err := s.openHeaders(owner, a.HTTP.Headers); err != nil {
+			return nil, err
+		}
+	}
+	for i := range a.MCPServers {
+		if err := s.openHeaders(owner+" server "+strconv.Quote(a.MCPServers[i].Name), a.MCPServers[i].Headers); err != nil {
+			return nil, err
+		}
+	}
+	return a, nil
+}
+
+// ClientServer is the server as package mcpclient dials it (its secrets as
+// they are: open them first, AgentWithSecrets).
+func (m MCPServer) ClientServer() mcpclient.Server {
+	hs := make([]mcpclient.Header, len(m.Headers))
+	for i, h := range m.Headers {
+		hs[i] = mcpclient.Header{Key: h.Key, Value: h.Value}
+	}
+	return mcpclient.Server{Name: m.Name, URL: m.URL, Transport: string(m.Transport), Command: m.Command,
+		Headers: hs, AllowedTools: m.AllowedTools, Concurrency: m.Concurrency}
 }
 
 // AgentVersions lists an agent's versions, newest first, secrets masked.

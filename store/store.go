@@ -382,3 +382,8 @@ func mustJSON(v any) string {
 	}
 	return string(b)
 }
+
+// AllowsMCPCommands says whether agents may have stdio MCP servers here
+// (Config.AllowMCPCommands); one saved before the flag was dropped is
+// refused when it would be started.
+func (s *Store) AllowsMCPCommands() bool { return s.allowMCPCommands }
