@@ -98,3 +98,21 @@ func withGrades(ctx context.Context, st *store.Store, runID int64, sum *Summary)
 	}
 	return &out, nil
 }
+
+// Measure is one of a model's spreads with its name for people, in the
+// order the pages and the report list them.
+type Measure struct {
+	Key, Name string
+	// Ms: the values are milliseconds (else counts).
+	Ms     bool
+	Spread *Spread
+}
+
+// Measures lists the model's time and token spreads.
+func (m ModelScore) Measures() []Measure {
+	return []Measure{
+		{Key: "time_ms", Name: "Time per answer", Ms: true, Spread: m.TimeMs},
+		{Key: "tokens", Name: "Output tokens", Spread: m.Tokens},
+		{Key: "prompt_tokens", Name: "Prompt tokens", Spread: m.PromptTokens},
+	}
+}
