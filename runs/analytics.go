@@ -3,7 +3,9 @@ package runs
 import (
 	"context"
 	"math"
+	"strconv"
 
+	"tribunal/format"
 	"tribunal/store"
 )
 
@@ -115,4 +117,31 @@ func (m ModelScore) Measures() []Measure {
 		{Key: "tokens", Name: "Output tokens", Spread: m.Tokens},
 		{Key: "prompt_tokens", Name: "Prompt tokens", Spread: m.PromptTokens},
 	}
+}
+
+// Cells writes the spread as the run page and the report show it: n, mean,
+// median, std, min and max; times as durations, token counts with one
+// decimal where they are averages; "–" for nothing measured.
+func (m Measure) Cells() []string {
+	s := m.Spread
+	if s == nil {
+		return []string{"0", format.None, format.None, format.None, format.None, format.None}
+	}
+	num := func(v float64, prec int) string {
+		if m.Ms {
+			return format.Ms(&v)
+		}
+		return format.Num(&v, prec)
+	}
+	return []string{strconv.FormatInt(s.N, 10), num(s.Mean, 1), num(s.Median, 1), num(s.Std, 1), num(s.Min, 0), num(s.Max, 0)}
+}
+
+// SpreadColumns name Cells' columns, with what each means.
+var SpreadColumns = [][2]string{
+	{"n", "Answered items that report it"},
+	{"Mean", ""},
+	{"Median", "The middle value; with an even n, the mean of the two middle values"},
+	{"Std", "Population standard deviation over the answered items"},
+	{"Min", ""},
+	{"Max", ""},
 }
