@@ -82,7 +82,9 @@ func TestRunAnalytics(t *testing.T) {
 			_, doc, _ := a.get(t, fmt.Sprintf("/runs/%d", run.ID))
 			return doc
 		}
-		cell := func(doc *goquery.Selection, sel string) string { return strings.TrimSpace(doc.Find(sel).First().Text()) }
+		cell := func(doc *goquery.Selection, sel string) string {
+			return strings.TrimSpace(doc.Find(sel).First().Text())
+		}
 		doc := page()
 		row := doc.Find(`[data-testid="time-tokens"] tr[data-measure="tokens"]`)
 		if got := []string{cell(row, `[data-testid="n"]`), cell(row, `[data-testid="mean"]`), cell(row, `[data-testid="median"]`),
