@@ -16,7 +16,7 @@
 //	per-metric table                 summary.go    metricRows
 //	a model's time and tokens        analytics.go  spreadOf (mean, median of the middle
 //	  (mean, median, std, min, max)                two, population std; store.RunMeasures
-//	                                               aggregates in one scan)
+//	                                               sums in SQL, medians by a bounded sort)
 //	a model's human grades,          analytics.go  gradesOf (correct ÷ graded; correct 1,
 //	  accuracy and weighted score                  partial 0.5, wrong 0)
 //	a run's row in the runs list     glance.go     Service.Glance (no scan for live runs)

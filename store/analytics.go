@@ -24,33 +24,23 @@ type TargetMeasures struct {
 	PromptTokens     Moments
 }
 
-// measureColumns are the item columns RunMeasures aggregates, each under
-// the prefix its Moments are scanned from.
-var measureColumns = [][2]string{{"time_ms", "t"}, {"completion_tokens", "c"}, {"prompt_tokens", "p"}}
+// measureColumns are the item columns RunMeasures aggregates.
+var measureColumns = []string{"time_ms", "completion_tokens", "prompt_tokens"}
 
 // RunMeasures aggregates, per target, the time and token counts of a run's
-// items that have them (answered items) in one scan, the database ranking
-// each measure so that no item is held in memory: the median is the mean of
-// the middle two values (the middle one when n is odd). ROW_NUMBER runs in
-// a partition of its own for the items without the value, so they never
-// take a rank among the measured ones.
+// items that have them (answered items), without holding any item in
+// memory: one grouped scan for the sums, then, per target and measure, the
+// middle one or two values by ORDER BY … LIMIT … OFFSET n/2 (SQLite has no
+// percentile function; a bounded sort is cheaper than ranking every row
+// with a window). The median is the mean of the middle two when n is even.
 func (s *Store) RunMeasures(ctx context.Context, runID int64) ([]TargetMeasures, error) {
-	inner, outer := "i.run_target_id", "w.run_target_id"
-	for _, c := range measureColumns {
-		col, p := c[0], c[1]
-		inner += fmt.Sprintf(`, i.%[1]s AS %[2]s,
-			ROW_NUMBER() OVER (PARTITION BY i.run_target_id, i.%[1]s IS NULL ORDER BY i.%[1]s) AS %[2]s_rank,
-			COUNT(i.%[1]s) OVER (PARTITION BY i.run_target_id) AS %[2]s_n`, col, p)
+	sel := "i.run_target_id"
+	for _, col := range measureColumns {
 		// Squares in floating point: a sum of squared integers could overflow.
-		outer += fmt.Sprintf(`, COUNT(w.%[1]s) AS %[1]s_n, COALESCE(SUM(w.%[1]s), 0) AS %[1]s_sum,
-			COALESCE(SUM(CAST(w.%[1]s AS DOUBLE PRECISION) * w.%[1]s), 0) AS %[1]s_sum_sq,
-			COALESCE(MIN(w.%[1]s), 0) AS %[1]s_min, COALESCE(MAX(w.%[1]s), 0) AS %[1]s_max,
-			COALESCE(AVG(CASE WHEN w.%[1]s IS NOT NULL AND w.%[1]s_rank IN ((w.%[1]s_n + 1) / 2, (w.%[1]s_n + 2) / 2)
-				THEN w.%[1]s END), 0) AS %[1]s_median`, p)
+		sel += fmt.Sprintf(`, COUNT(i.%[1]s), COALESCE(SUM(i.%[1]s), 0), COALESCE(SUM(CAST(i.%[1]s AS DOUBLE PRECISION) * i.%[1]s), 0),
+			COALESCE(MIN(i.%[1]s), 0), COALESCE(MAX(i.%[1]s), 0)`, col)
 	}
-	q := fmt.Sprintf(`SELECT %s FROM (SELECT %s FROM items i WHERE i.run_id = ?) w GROUP BY w.run_target_id ORDER BY w.run_target_id`,
-		outer, inner)
-	rows, err := s.conn(ctx).Raw(q, runID).Rows()
+	rows, err := s.conn(ctx).Raw("SELECT "+sel+" FROM items i WHERE i.run_id = ? GROUP BY i.run_target_id ORDER BY i.run_target_id", runID).Rows()
 	if err != nil {
 		return nil, fmt.Errorf("store: run measures: %w", err)
 	}
@@ -59,8 +49,8 @@ func (s *Store) RunMeasures(ctx context.Context, runID int64) ([]TargetMeasures,
 	for rows.Next() {
 		var m TargetMeasures
 		dest := []any{&m.RunTargetID}
-		for _, x := range []*Moments{&m.TimeMs, &m.CompletionTokens, &m.PromptTokens} {
-			dest = append(dest, &x.N, &x.Sum, &x.SumSq, &x.Min, &x.Max, &x.Median)
+		for _, x := range m.moments() {
+			dest = append(dest, &x.N, &x.Sum, &x.SumSq, &x.Min, &x.Max)
 		}
 		if err := rows.Scan(dest...); err != nil {
 			return nil, fmt.Errorf("store: run measures: %w", err)
@@ -70,7 +60,25 @@ func (s *Store) RunMeasures(ctx context.Context, runID int64) ([]TargetMeasures,
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("store: run measures: %w", err)
 	}
+	rows.Close()
+	for i := range out {
+		for j, x := range out[i].moments() {
+			if x.N == 0 {
+				continue
+			}
+			// items.run_target_id belongs to one run: its index finds the target's items.
+			q := fmt.Sprintf(`SELECT AVG(x) FROM (SELECT i.%[1]s AS x FROM items i WHERE i.run_target_id = ? AND i.%[1]s IS NOT NULL
+				ORDER BY i.%[1]s LIMIT ? OFFSET ?) m`, measureColumns[j])
+			if err := s.conn(ctx).Raw(q, out[i].RunTargetID, 2-x.N%2, (x.N-1)/2).Row().Scan(&x.Median); err != nil {
+				return nil, fmt.Errorf("store: run measures: median of %s: %w", measureColumns[j], err)
+			}
+		}
+	}
 	return out, nil
+}
+
+func (m *TargetMeasures) moments() []*Moments {
+	return []*Moments{&m.TimeMs, &m.CompletionTokens, &m.PromptTokens}
 }
 
 // TargetGrades counts one target's human grades.
