@@ -111,6 +111,9 @@ type runView struct {
 	Metrics, SystemPrompt, Weights   string
 	Cards                            []card
 	Models                           []modelRow
+	SpreadCols                       [][2]string
+	Measures                         []measureRow
+	Grades                           []gradeRow
 	Charts                           []template.HTML
 	MetricCols                       []string
 	MetricRows                       []metricRow
@@ -138,6 +141,18 @@ type card struct{ Label, Value, Note string }
 type modelRow struct {
 	Label, Overall, Score, PassRate, Done, Failed, Time, TPS, Cost, PerDollar string
 	BestOverall, BestValue                                                    bool
+}
+
+// measureRow is one model's spread of one measure (runs.Measure.Cells).
+type measureRow struct {
+	Label, Measure string
+	First          bool // the model's first row, which names it
+	Cells          []string
+}
+
+// gradeRow is one model's human grades.
+type gradeRow struct {
+	Label, Correct, Partial, Wrong, Ungraded, Accuracy, Weighted string
 }
 
 type metricRow struct {
@@ -276,6 +291,16 @@ func buildRun(ctx context.Context, svc *runs.Service, runID int64, maxItems int)
 			Time: fms(pm.AvgTimeMs), TPS: fnum(pm.AvgTPS, 1), Cost: fusd(pm.CostUSD), PerDollar: fnum(ms.PerDollar, 0),
 			BestOverall: pm.TargetID == sum.Best.OverallTargetID && sum.Best.OverallTargetID != 0,
 			BestValue:   pm.TargetID == sum.Best.ValueTargetID && sum.Best.ValueTargetID != 0})
+	}
+	v.SpreadCols = runs.SpreadColumns
+	for _, pm := range sum.PerModel {
+		ms, label := overall[pm.TargetID], pm.Provider+" / "+pm.Model
+		for i, m := range ms.Measures() {
+			v.Measures = append(v.Measures, measureRow{Label: label, Measure: m.Name, First: i == 0, Cells: m.Cells()})
+		}
+		g := ms.Grades
+		v.Grades = append(v.Grades, gradeRow{Label: label, Correct: strconv.FormatInt(g.Correct, 10), Partial: strconv.FormatInt(g.Partial, 10),
+			Wrong: strconv.FormatInt(g.Wrong, 10), Ungraded: strconv.FormatInt(g.Ungraded, 10), Accuracy: fpct(g.Accuracy), Weighted: fpct(g.Weighted)})
 	}
 	v.BestNote = sum.Best.Note
 	v.metricTable(d)

@@ -34,3 +34,11 @@ func (c *stampCache[K, V]) put(k K, stamp string, v V) {
 	}
 	c.m[k] = stamped[V]{stamp: stamp, v: v}
 }
+
+// entry returns the value cached for k and the stamp it was computed for.
+func (c *stampCache[K, V]) entry(k K) (v V, stamp string, ok bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	e, ok := c.m[k]
+	return e.v, e.stamp, ok
+}

@@ -14,6 +14,11 @@
 //	a model's overall and interval   summary.go    modelScores
 //	best overall, best value         summary.go    pickBest (MinScored items per model)
 //	per-metric table                 summary.go    metricRows
+//	a model's time and tokens        analytics.go  spreadOf (mean, median of the middle
+//	  (mean, median, std, min, max)                two, population std; store.RunMeasures
+//	                                               sums in SQL, medians by a bounded sort)
+//	a model's human grades,          analytics.go  gradesOf (correct ÷ graded; correct 1,
+//	  accuracy and weighted score                  partial 0.5, wrong 0)
 //	a run's row in the runs list     glance.go     Service.Glance (no scan for live runs)
 //	gates' and KPIs' metric values   metrics.go    Metrics, NormalizedMetrics
 //	failure groups                   progress.go   Service.Failures
@@ -25,5 +30,7 @@
 // Summaries, analyses, comparisons and leaderboards are cached by a stamp
 // of what they depend on (a run's item counts, grades); an ended run's
 // summary is also stored (Snapshot), so its first view in any process is a
-// read, not a scan.
+// read, not a scan. A summary's stamp has two parts: a grade moves only the
+// second, which recounts the grades (and restores the snapshot) without
+// rescanning the items.
 package runs

@@ -26,7 +26,8 @@ type Glance struct {
 }
 
 // Glance sums a run up for the runs list. An ended run's figures come from
-// Summary, which reads the snapshot stored when the run ended. A live run's
+// its summary, read from the snapshot stored when the run ended (whatever
+// grades it counted: the list shows none). A live run's
 // come from the summary last computed in this process, whatever counts it
 // was for, and none is computed here: a page of fifty runs must not rescan
 // a big run on every view. Without one its figures are nil.
@@ -38,7 +39,7 @@ func (s *Service) Glance(ctx context.Context, run *store.Run, prog Progress, now
 		sum, _, _ = s.summaries.get(run.ID, "")
 	} else {
 		var err error
-		if sum, err = s.Summary(ctx, run, prog); err != nil {
+		if sum, err = s.summary(ctx, run, prog, nil); err != nil {
 			return g, err
 		}
 	}

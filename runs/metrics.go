@@ -35,8 +35,13 @@ func summaryNow(ctx context.Context, st *store.Store, run *store.Run) (*Summary,
 	if err != nil {
 		return nil, err
 	}
+	grades, err := st.GradeStamp(ctx, run.ID)
+	if err != nil {
+		return nil, err
+	}
 	prog := progressOf(counts)
-	return summaryOf(ctx, st, run, prog, summaryStamp(run, prog))
+	sum, _, err := summaryOf(ctx, st, run, prog, summaryStamp(run, prog), &grades)
+	return sum, err
 }
 
 // NormalizedMetricsOf are MetricsOf with every judge score mapped to 0–1 by

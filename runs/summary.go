@@ -60,6 +60,13 @@ type ModelScore struct {
 	Scored int64 `json:"scored"`
 	// PerDollar is Overall per USD spent per item; nil when the price is unknown.
 	PerDollar *float64 `json:"score_per_dollar"`
+	// TimeMs, Tokens (completion) and PromptTokens spread over the model's
+	// answered items (see Spread); nil before any answer.
+	TimeMs       *Spread `json:"time_ms"`
+	Tokens       *Spread `json:"tokens"`
+	PromptTokens *Spread `json:"prompt_tokens"`
+	// Grades counts the model's human grades.
+	Grades Grades `json:"grades"`
 }
 
 // MetricRow is one metric of one source across the run's targets.
@@ -98,15 +105,40 @@ type Best struct {
 
 // Summary returns the run's summary: from memory while its item counts
 // stand still, else, for an ended run, from the snapshot stored when it
-// ended (any process may have computed it), else computed afresh.
+// ended (any process may have computed it), else computed afresh. Its
+// grade counts are always those of the run's grades now: a grade recounts
+// them (a scan of the grades alone) and, for an ended run, restores the
+// snapshot.
 func (s *Service) Summary(ctx context.Context, run *store.Run, prog Progress) (*Summary, error) {
-	stamp := summaryStamp(run, prog)
-	sum, fresh, ok := s.summaries.get(run.ID, stamp)
-	if fresh || (ok && run.Status.Active() && s.pace.recent(run.ID, s.now())) {
-		return sum, nil
+	grades, err := s.store.GradeStamp(ctx, run.ID)
+	if err != nil {
+		return nil, err
+	}
+	return s.summary(ctx, run, prog, &grades)
+}
+
+// summary is Summary for the grade stamp grades; with nil, any grade counts
+// will do (the runs list shows none, and so spares itself the stamp).
+func (s *Service) summary(ctx context.Context, run *store.Run, prog Progress, grades *string) (*Summary, error) {
+	base := summaryStamp(run, prog)
+	if cached, stamp, ok := s.summaries.entry(run.ID); ok {
+		cbase, cgrades := splitStamp(stamp)
+		if cbase == base || (run.Status.Active() && s.pace.recent(run.ID, s.now())) {
+			if grades == nil || cgrades == *grades {
+				return cached, nil
+			}
+			// The figures stand; only the grades moved.
+			stamp = gradedStamp(cbase, *grades)
+			sum, err := regrade(ctx, s.store, run, cached, stamp, cbase == base && !run.Status.Active())
+			if err != nil {
+				return nil, err
+			}
+			s.summaries.put(run.ID, stamp, sum)
+			return sum, nil
+		}
 	}
 	start := s.now()
-	sum, err := summaryOf(ctx, s.store, run, prog, stamp)
+	sum, stamp, err := summaryOf(ctx, s.store, run, prog, base, grades)
 	if err != nil {
 		return nil, err
 	}
@@ -148,8 +180,25 @@ func Snapshot(ctx context.Context, st *store.Store, run *store.Run) (*Summary, e
 	return summaryNow(ctx, st, run)
 }
 
-// summaryStamp is what a summary depends on: the run's status and item counts.
-func summaryStamp(run *store.Run, prog Progress) string { return fmt.Sprint(run.Status, prog.ByStatus) }
+// summaryShape changes when Summary gains figures, so that summaries
+// stored in an older shape are computed again rather than shown without them.
+const summaryShape = "v2"
+
+// summaryStamp is what a summary's figures depend on: the run's status and
+// item counts. Its grade counts depend on the grade stamp as well (gradedStamp).
+func summaryStamp(run *store.Run, prog Progress) string {
+	return fmt.Sprint(summaryShape, " ", run.Status, prog.ByStatus)
+}
+
+const gradeSep = " | grades "
+
+// gradedStamp is a summary's whole stamp: its figures' and its grades'.
+func gradedStamp(base, grades string) string { return base + gradeSep + grades }
+
+func splitStamp(stamp string) (base, grades string) {
+	base, grades, _ = strings.Cut(stamp, gradeSep)
+	return base, grades
+}
 
 // snapshot is the stored form of a Summary: its per-task rows too.
 type snapshot struct {
@@ -157,36 +206,63 @@ type snapshot struct {
 	PerTask []store.TaskStats `json:"per_task"`
 }
 
-// summaryOf reads an ended run's stored summary for stamp, or computes the
-// summary (and stores it when the run has ended).
-func summaryOf(ctx context.Context, st *store.Store, run *store.Run, prog Progress, stamp string) (*Summary, error) {
+// summaryOf reads an ended run's stored summary for base (recounting its
+// grades when they moved), or computes the summary (and stores it when the
+// run has ended). It returns the summary and its whole stamp. With grades
+// nil, a stored summary's grade counts are taken as they are.
+func summaryOf(ctx context.Context, st *store.Store, run *store.Run, prog Progress, base string, grades *string) (*Summary, string, error) {
 	ended := !run.Status.Active()
 	if ended {
-		body, err := st.SummarySnapshot(ctx, run.ID, stamp)
+		stamp, body, err := st.SummarySnapshot(ctx, run.ID)
 		if err != nil {
-			return nil, err
+			return nil, "", err
 		}
-		if body != nil {
+		if sbase, sgrades := splitStamp(stamp); body != nil && sbase == base {
 			snap := snapshot{Summary: &Summary{}}
 			if err := json.Unmarshal(body, &snap); err == nil {
 				snap.Summary.PerTask = snap.PerTask
-				return snap.Summary, nil
+				if grades == nil || sgrades == *grades {
+					return snap.Summary, stamp, nil
+				}
+				stamp = gradedStamp(base, *grades)
+				sum, err := regrade(ctx, st, run, snap.Summary, stamp, true)
+				return sum, stamp, err
 			}
 			// An older shape: compute it again below.
 		}
 	}
+	if grades == nil {
+		g, err := st.GradeStamp(ctx, run.ID)
+		if err != nil {
+			return nil, "", err
+		}
+		grades = &g
+	}
+	// The grade stamp is read before the grades are counted: a grade landing
+	// in between leaves an older stamp, which only recounts them next time.
+	stamp := gradedStamp(base, *grades)
 	sum, err := summarize(ctx, st, run, prog)
 	if err != nil || !ended {
+		return sum, stamp, err
+	}
+	return sum, stamp, saveSnapshot(ctx, st, run.ID, stamp, sum)
+}
+
+// regrade recounts sum's grades, and stores the result for stamp when save.
+func regrade(ctx context.Context, st *store.Store, run *store.Run, sum *Summary, stamp string, save bool) (*Summary, error) {
+	sum, err := withGrades(ctx, st, run.ID, sum)
+	if err != nil || !save {
 		return sum, err
 	}
+	return sum, saveSnapshot(ctx, st, run.ID, stamp, sum)
+}
+
+func saveSnapshot(ctx context.Context, st *store.Store, runID int64, stamp string, sum *Summary) error {
 	body, err := json.Marshal(snapshot{Summary: sum, PerTask: sum.PerTask})
 	if err != nil {
-		return nil, fmt.Errorf("runs: encode summary of run %d: %w", run.ID, err)
+		return fmt.Errorf("runs: encode summary of run %d: %w", runID, err)
 	}
-	if err := st.SaveSummarySnapshot(ctx, run.ID, stamp, body); err != nil {
-		return nil, err
-	}
-	return sum, nil
+	return st.SaveSummarySnapshot(ctx, runID, stamp, body)
 }
 
 func summarize(ctx context.Context, st *store.Store, run *store.Run, prog Progress) (*Summary, error) {
@@ -195,6 +271,7 @@ func summarize(ctx context.Context, st *store.Store, run *store.Run, prog Progre
 	var base *store.RunSummary
 	var b *store.Breakdown
 	var tasks []store.TaskOverall
+	var measures []store.TargetMeasures
 	weights := ItemWeights(run)
 	g, gctx := errgroup.WithContext(ctx)
 	g.Go(func() (err error) {
@@ -209,16 +286,21 @@ func summarize(ctx context.Context, st *store.Store, run *store.Run, prog Progre
 		tasks, err = st.TaskOveralls(gctx, run.ID, weights)
 		return err
 	})
+	g.Go(func() (err error) {
+		measures, err = st.RunMeasures(gctx, run.ID)
+		return err
+	})
 	if err := g.Wait(); err != nil {
 		return nil, err
 	}
 	sum := &Summary{Overall: base.Overall, PerModel: base.PerModel, PerTask: base.PerTask, Tasks: base.Tasks,
 		PassThreshold: base.PassThreshold, Breakdown: b}
 	sum.Models = modelScores(base.PerModel, tasks)
+	addMeasures(sum.Models, measures)
 	sum.PerMetric = metricRows(run, b.Metrics, weights)
 	sum.Best = pickBest(run, sum.Models, prog)
 	sum.BestOverall, sum.BestValue = sum.Best.OverallTargetID, sum.Best.ValueTargetID
-	return sum, nil
+	return withGrades(ctx, st, run.ID, sum)
 }
 
 // ItemWeights defines an item's overall: the weighted mean of the item's

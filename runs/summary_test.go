@@ -291,10 +291,13 @@ func TestSummarySnapshot(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		stamp := summaryStamp(run, progressOf(counts))
-		body, err := st.SummarySnapshot(ctx, run.ID, stamp)
-		if err != nil || body == nil {
-			t.Fatalf("no snapshot stored: %v", err)
+		grades, err := st.GradeStamp(ctx, run.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		stamp, body, err := st.SummarySnapshot(ctx, run.ID)
+		if err != nil || body == nil || stamp != gradedStamp(summaryStamp(run, progressOf(counts)), grades) {
+			t.Fatalf("no snapshot stored for the run's counts and grades: stamp %q, %v", stamp, err)
 		}
 		var snap snapshot
 		if err := json.Unmarshal(body, &snap); err != nil || len(snap.Models) != 2 || len(snap.PerTask) != MinScored {
@@ -311,8 +314,12 @@ func TestSummarySnapshot(t *testing.T) {
 		if err != nil || got.Best.Note != "read from the snapshot" || len(got.PerTask) != MinScored || got.Models[0].Overall == nil {
 			t.Fatalf("summary %+v, %v; want the snapshot's", got, err)
 		}
-		if body, err := st.SummarySnapshot(ctx, run.ID, "another stamp"); err != nil || body != nil {
-			t.Errorf("snapshot for another stamp: %s %v", body, err)
+		// A summary stored for other item counts is not read.
+		if err := st.SaveSummarySnapshot(ctx, run.ID, gradedStamp("other counts", grades), marked); err != nil {
+			t.Fatal(err)
+		}
+		if _, got, err := New(st, nil).Results(ctx, run); err != nil || got.Best.Note == "read from the snapshot" {
+			t.Errorf("a snapshot for other counts was read: %+v, %v", got, err)
 		}
 	})
 }

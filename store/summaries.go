@@ -17,18 +17,19 @@ type runSummary struct {
 	CreatedAt time.Time
 }
 
-// SummarySnapshot returns the stored summary of a run if it was computed
-// for stamp, else nil.
-func (s *Store) SummarySnapshot(ctx context.Context, runID int64, stamp string) ([]byte, error) {
+// SummarySnapshot returns the stored summary of a run and the stamp it was
+// computed for; nil when none is stored. The caller decides what of it
+// still holds.
+func (s *Store) SummarySnapshot(ctx context.Context, runID int64) (stamp string, body []byte, err error) {
 	var row runSummary
-	err := s.conn(ctx).Where("run_id = ? AND stamp = ?", runID, stamp).Take(&row).Error
+	err = s.conn(ctx).Where("run_id = ?", runID).Take(&row).Error
 	if errors.Is(err, gorm.ErrRecordNotFound) {
-		return nil, nil
+		return "", nil, nil
 	}
 	if err != nil {
-		return nil, fmt.Errorf("store: summary snapshot of run %d: %w", runID, err)
+		return "", nil, fmt.Errorf("store: summary snapshot of run %d: %w", runID, err)
 	}
-	return []byte(row.Body), nil
+	return row.Stamp, []byte(row.Body), nil
 }
 
 // SaveSummarySnapshot stores a run's summary for stamp, replacing any older one.
