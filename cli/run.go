@@ -166,6 +166,13 @@ func (l lineWriter) Write(b []byte) (int, error) {
 func (e *env) follow(ctx context.Context, stop func(), st *store.Store, eng *engine.Engine, broker *engine.Broker,
 	prog *progress, run *store.Run, f *runfile.File, timeout time.Duration) error {
 	bg := context.Background()
+	// The entries before this point were shown already (or belong to an
+	// earlier session of a resumed run); read before the engine starts, so
+	// a run that fails at once still shows why.
+	var lastLog int64
+	if logs, err := st.LastRunLogs(bg, run.ID, 1); err == nil && len(logs) > 0 {
+		lastLog = logs[len(logs)-1].ID
+	}
 	engCtx, stopEngine := context.WithCancel(bg)
 	var wg sync.WaitGroup
 	wg.Go(func() { eng.Run(engCtx) })
@@ -189,10 +196,6 @@ func (e *env) follow(ctx context.Context, stop func(), st *store.Store, eng *eng
 		t := time.NewTimer(timeout)
 		defer t.Stop()
 		deadline = t.C
-	}
-	var lastLog int64
-	if logs, err := st.LastRunLogs(bg, run.ID, 1); err == nil && len(logs) > 0 {
-		lastLog = logs[len(logs)-1].ID
 	}
 	judged := len(run.Judges) > 0
 	start := time.Now()
