@@ -58,13 +58,14 @@ func (e *env) importTasks(args []string) error {
 			bad++
 			continue
 		}
-		tasks, f, err := importer.ParseFile(filepath.Base(path), data, importer.Format(*format))
-		if err != nil {
-			bad += e.printImportErrors(path, err)
+		// A file that names no category takes the collection's, else its own name.
+		r := importer.Read(filepath.Base(path), data, importer.Options{Format: importer.Format(*format), Category: *collection})
+		if len(r.Errors) > 0 {
+			bad += e.printImportErrors(path, r.Errors)
 			continue
 		}
-		sources = append(sources, source{path, f, len(tasks)})
-		all = append(all, tasks...)
+		sources = append(sources, source{path, r.Format, len(r.Tasks)})
+		all = append(all, r.Tasks...)
 	}
 	if bad > 0 {
 		return usageErr("%d problem(s); nothing was imported", bad)

@@ -369,6 +369,12 @@ func TestCLIImportFormats(t *testing.T) {
 	if y := byKey["lecture_concept_extraction"]; !strings.Contains(y.Constraints, "Output format: csv") || y.Metadata["input_type"] != "transcript" {
 		t.Errorf("YAML task: %+v", y)
 	}
+	// A file that names no category takes the collection's, as on the Import page.
+	for _, task := range tasks.Items {
+		if strings.HasPrefix(task.Question, "Plain text prompt") && task.Category != "fmt-openai_evals" {
+			t.Errorf("OpenAI-evals task without a category got %q, want the collection's name", task.Category)
+		}
+	}
 
 	// Re-importing a file updates its tasks and says which.
 	r := c.run("import", "seed.csv", "--collection", "fmt-csv")
