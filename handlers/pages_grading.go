@@ -1,0 +1,296 @@
+package handlers
+
+import (
+	"cmp"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"tribunal/rubric"
+	"tribunal/store"
+	"tribunal/views"
+)
+
+// ---- grading ----
+
+// gradingQuery reads the grading queue's filters and session from the URL
+// (a grade's POST carries them in its URL too) and the item asked for.
+func gradingQuery(c echo.Context) (views.GradingQuery, int64, error) {
+	q := views.GradingQuery{Model: c.QueryParam("model"), Status: c.QueryParam("status")}
+	if q.Status != "" && !slices.Contains(store.ItemStatuses, store.ItemStatus(q.Status)) {
+		return q, 0, badRequest("status must be one of %s", oneOf(store.ItemStatuses))
+	}
+	switch c.QueryParam("ungraded") {
+	case "", "0", "false", "off":
+	default:
+		q.Ungraded = true
+	}
+	var err error
+	if v := c.QueryParam("since"); v != "" {
+		if q.Since, err = strconv.ParseInt(v, 10, 64); err != nil || q.Since < 0 {
+			return q, 0, badRequest("query parameter since must be a time in Unix milliseconds, got %q", v)
+		}
+	}
+	if q.Since == 0 {
+		q.Since = time.Now().UnixMilli()
+	}
+	var item int64
+	if v := c.QueryParam("item"); v != "" {
+		if item, err = strconv.ParseInt(v, 10, 64); err != nil || item <= 0 {
+			return q, 0, badRequest("query parameter item must be an item id, got %q", v)
+		}
+	}
+	return q, item, nil
+}
+
+// gradingOrder filters and orders the grading queue: first the items that
+// were ungraded when the session began, those the judges disagree on most
+// first, then the ones graded before, by id. Grading an item during the
+// session leaves it in its place, so going back finds it.
+func gradingOrder(entries []store.GradingEntry, q views.GradingQuery) []store.GradingEntry {
+	since := time.UnixMilli(q.Since)
+	before := func(e store.GradingEntry) bool { return e.GradedAt != nil && e.GradedAt.Before(since) }
+	out := make([]store.GradingEntry, 0, len(entries))
+	for _, e := range entries {
+		if !q.Ungraded || !before(e) {
+			out = append(out, e)
+		}
+	}
+	slices.SortStableFunc(out, func(a, b store.GradingEntry) int {
+		ba, bb := before(a), before(b)
+		switch {
+		case ba != bb && ba:
+			return 1
+		case ba != bb:
+			return -1
+		case !ba && a.Spread != b.Spread:
+			return cmp.Compare(b.Spread, a.Spread)
+		}
+		return cmp.Compare(a.ItemID, b.ItemID)
+	})
+	return out
+}
+
+// nextToGrade picks where to go after grading item id: the next ungraded
+// item after it in the queue, else the first ungraded one, else the next.
+func nextToGrade(order []store.GradingEntry, id int64) int64 {
+	pos := slices.IndexFunc(order, func(e store.GradingEntry) bool { return e.ItemID == id })
+	ungraded := func(e store.GradingEntry) bool { return e.GradedAt == nil && e.ItemID != id }
+	if i := slices.IndexFunc(order[pos+1:], ungraded); i >= 0 {
+		return order[pos+1+i].ItemID
+	}
+	if i := slices.IndexFunc(order, ungraded); i >= 0 {
+		return order[i].ItemID
+	}
+	if pos >= 0 && pos+1 < len(order) {
+		return order[pos+1].ItemID
+	}
+	return id
+}
+
+// gradingView builds the grading panel at item id (0 or an item not in the
+// queue: the head of the queue).
+func (h *Handler) gradingView(ctx context.Context, run *store.Run, q views.GradingQuery, id int64) (views.GradingView, error) {
+	v := views.GradingView{RunID: run.ID, Query: q}
+	entries, err := h.store.GradingQueue(ctx, run.ID, store.ItemFilter{Status: store.ItemStatus(q.Status), Model: q.Model})
+	if err != nil {
+		return v, err
+	}
+	v.Total = len(entries)
+	for _, e := range entries {
+		if e.GradedAt != nil {
+			v.Graded++
+		}
+	}
+	order := gradingOrder(entries, q)
+	v.Queue = len(order)
+	if len(order) == 0 {
+		return v, nil
+	}
+	pos := max(slices.IndexFunc(order, func(e store.GradingEntry) bool { return e.ItemID == id }), 0)
+	v.Position = pos + 1
+	if pos > 0 {
+		v.PrevID = order[pos-1].ItemID
+	}
+	if pos+1 < len(order) {
+		v.NextID = order[pos+1].ItemID
+	}
+	v.Item, err = h.gradingItem(ctx, run, order[pos])
+	return v, err
+}
+
+// gradingItem gathers what a person needs to grade an item: the task and
+// its references, the answers, and each judge's scores.
+func (h *Handler) gradingItem(ctx context.Context, run *store.Run, e store.GradingEntry) (*views.GradingItem, error) {
+	w, err := h.store.GradingItem(ctx, run.ID, e.ItemID)
+	if err != nil {
+		return nil, err
+	}
+	it := &views.GradingItem{ID: w.ID, Task: w.Task, Target: w.Target, Status: string(w.Status), Repeat: w.RepeatIndex,
+		Repeats: run.Repeats, Error: w.Error, Spread: e.Spread}
+	if it.Grade, err = h.store.ItemGrade(ctx, w.ID); err != nil {
+		return nil, err
+	}
+	turns := w.Task.AllTurns()
+	var answers []string
+	if w.Answers != nil && json.Unmarshal([]byte(*w.Answers), &answers) != nil {
+		answers = nil
+	}
+	for i, t := range turns {
+		gt := views.GradingTurn{Question: t}
+		switch {
+		case answers != nil && i < len(answers):
+			gt.Answer, gt.Answered = answers[i], true
+		case answers == nil && w.Response != nil && i == len(turns)-1:
+			gt.Answer, gt.Answered = *w.Response, true // a single answer belongs to the last turn
+		}
+		it.Turns = append(it.Turns, gt)
+	}
+	scores, err := h.store.ItemScores(ctx, w.ID)
+	if err != nil {
+		return nil, err
+	}
+	judges := map[string]store.RunJudge{}
+	for _, j := range run.Judges {
+		judges[j.Name] = j
+	}
+	untrusted, err := h.runs.UntrustedJudges(ctx, run)
+	if err != nil {
+		return nil, err
+	}
+	for _, s := range scores {
+		if strings.HasPrefix(s.Judge, "check:") {
+			it.Checks = append(it.Checks, s)
+			continue
+		}
+		i := slices.IndexFunc(it.Verdicts, func(v views.JudgeVerdict) bool { return v.Judge == s.Judge })
+		if i < 0 {
+			j := judges[s.Judge]
+			jv := views.JudgeVerdict{Judge: s.Judge, Personality: j.PersonalityName, ScaleMin: j.ScaleMin, ScaleMax: j.ScaleMax,
+				Untrusted: untrusted[j.ID]}
+			if jv.ScaleMax <= jv.ScaleMin {
+				jv.ScaleMin, jv.ScaleMax = 1, 10
+			}
+			it.Verdicts = append(it.Verdicts, jv)
+			i = len(it.Verdicts) - 1
+		}
+		if s.Metric == rubric.Overall {
+			it.Verdicts[i].Overall = &s
+		} else {
+			it.Verdicts[i].Metrics = append(it.Verdicts[i].Metrics, s)
+		}
+	}
+	return it, nil
+}
+
+func runModels(run *store.Run) []string {
+	var models []string
+	for _, t := range run.Targets {
+		if !slices.Contains(models, t.Model) {
+			models = append(models, t.Model)
+		}
+	}
+	return models
+}
+
+// isHistoryRestore tells HTMX's reload of a page missing from its history
+// cache, which needs the whole page.
+func isHistoryRestore(c echo.Context) bool {
+	return c.Request().Header.Get("HX-History-Restore-Request") == "true"
+}
+
+// renderGrading answers the grading panel to HTMX and the page otherwise.
+func renderGrading(c echo.Context, status int, run *store.Run, v views.GradingView) error {
+	if isHTMX(c) && !isHistoryRestore(c) {
+		return render(c, status, views.GradingPanel(v))
+	}
+	return render(c, status, views.GradingPage(run, runModels(run), v))
+}
+
+func (h *Handler) showGrading(c echo.Context) error {
+	id, err := pathID(c, "run")
+	if err != nil {
+		return err
+	}
+	ctx := c.Request().Context()
+	run, err := h.store.Run(ctx, id)
+	if err != nil {
+		return err
+	}
+	q, item, err := gradingQuery(c)
+	if err != nil {
+		return err
+	}
+	v, err := h.gradingView(ctx, run, q, item)
+	if err != nil {
+		return err
+	}
+	return renderGrading(c, http.StatusOK, run, v)
+}
+
+// gradeItemPage stores a grade (the last write wins) and answers the next
+// item to grade, so grading goes on at the speed of the keyboard.
+func (h *Handler) gradeItemPage(c echo.Context) error {
+	runID, err := pathID(c, "run")
+	if err != nil {
+		return err
+	}
+	itemID, err := pathID(c, "item")
+	if err != nil {
+		return err
+	}
+	ctx := c.Request().Context()
+	run, err := h.store.Run(ctx, runID)
+	if err != nil {
+		return err
+	}
+	q, _, err := gradingQuery(c)
+	if err != nil {
+		return err
+	}
+	w, err := h.store.GradingItem(ctx, runID, itemID)
+	if err != nil {
+		return err
+	}
+	// Where to go next is decided on the queue as it was before this grade.
+	entries, err := h.store.GradingQueue(ctx, runID, store.ItemFilter{Status: store.ItemStatus(q.Status), Model: q.Model})
+	if err != nil {
+		return err
+	}
+	next := nextToGrade(gradingOrder(entries, q), itemID)
+	in := store.GradeInput{Grade: c.FormValue("grade"), Notes: c.FormValue("notes")}
+	g, err := h.store.SetGrade(withoutCancel(c), itemID, in)
+	if err != nil {
+		status, msg, ok := formProblem(err)
+		if !ok {
+			return err
+		}
+		v, verr := h.gradingView(ctx, run, q, itemID)
+		if verr != nil {
+			return verr
+		}
+		v.Error, v.Notes = msg, in.Notes
+		return renderGrading(c, status, run, v)
+	}
+	if !isHTMX(c) {
+		return c.Redirect(http.StatusSeeOther, q.URL(runID, next))
+	}
+	v, err := h.gradingView(ctx, run, q, next)
+	if err != nil {
+		return err
+	}
+	v.Saved = fmt.Sprintf("%s · %s graded %s", w.Task.TaskKey, w.Target.Model, g.Grade)
+	var at int64
+	if v.Item != nil {
+		at = v.Item.ID
+	}
+	c.Response().Header().Set("HX-Push-Url", q.URL(runID, at))
+	return render(c, http.StatusOK, views.GradingPanel(v))
+}
