@@ -1,0 +1,135 @@
+package engine
+
+import (
+	"cmp"
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"time"
+
+	"tribunal/llm"
+	"tribunal/store"
+)
+
+func (e *Engine) warmup(ctx context.Context, runID int64, tg *store.RunTarget, p *store.Provider, client *llm.Client) {
+	stop := e.renew(ctx, func(ctx context.Context) error { return e.store.RenewWarmup(ctx, tg.ID, e.cfg.WorkerID, e.cfg.Lease) })
+	defer stop()
+	e.logRun(ctx, runID, store.LogInfo, "warmup", fmt.Sprintf("Warming up %s", tg.Label()), "")
+	req := llm.Request{Model: tg.Model, Messages: []llm.Message{{Role: "user", Content: WarmupPrompt}}}
+	// Tried like an item's call, so one passing 500 or 429 does not fail the whole group.
+	resp, err := e.chat(ctx, p, client, req)
+	tries := 1
+	for ; err != nil && ctx.Err() == nil; tries++ {
+		delay, retry := e.retryDelay(err, tries)
+		if !retry {
+			break
+		}
+		e.logRun(ctx, runID, store.LogWarn, "retry", fmt.Sprintf("Warm-up of %s: attempt %d failed, retry in %s: %s",
+			tg.Label(), tries, delay.Round(time.Millisecond), err), "")
+		select {
+		case <-ctx.Done():
+		case <-time.After(delay):
+			resp, err = e.chat(ctx, p, client, req)
+		}
+	}
+	if ctx.Err() != nil {
+		return // the warm-up lease runs out and another start warms up again
+	}
+	wctx := context.WithoutCancel(ctx)
+	if err != nil {
+		reason := fmt.Sprintf("warm-up failed after %d attempt(s): %v", tries, err)
+		if _, ferr := e.failTarget(wctx, runID, tg, reason); ferr != nil {
+			e.log.ErrorContext(ctx, "fail target", "target_id", tg.ID, "err", ferr)
+		}
+		return
+	}
+	if err := e.store.SetWarmup(wctx, tg.ID, store.WarmupOK, ""); err != nil {
+		e.log.ErrorContext(ctx, "store warm-up", "target_id", tg.ID, "err", err)
+		return
+	}
+	e.logRun(ctx, runID, store.LogInfo, "warmup", fmt.Sprintf("%s is ready (warm-up took %d ms)", tg.Label(), resp.Duration.Milliseconds()), "")
+}
+
+// failTarget fails every NEW item of a target with the reason, as seed 000 asks when its warm-up fails.
+func (e *Engine) failTarget(ctx context.Context, runID int64, tg *store.RunTarget, reason string) (bool, error) {
+	if err := e.store.SetWarmup(ctx, tg.ID, store.WarmupFailed, reason); err != nil {
+		return false, err
+	}
+	n, err := e.store.FailTargetItems(ctx, tg.ID, reason)
+	if err != nil {
+		return false, err
+	}
+	e.logRun(ctx, runID, store.LogError, "warmup", fmt.Sprintf("%s: %s; %d item(s) failed", tg.Label(), reason, n), "")
+	return true, nil
+}
+
+// requestRecord is what the item stores about the call it made.
+type requestRecord struct {
+	Model    string               `json:"model"`
+	Messages []llm.Message        `json:"messages"`
+	Provider string               `json:"provider"`
+	Settings store.TargetSettings `json:"settings"`
+}
+
+// SystemPrompt is the system prompt an item's model is sent: the task's own, else the target's, else the run's.
+func SystemPrompt(w *store.WorkItem, opts store.RunOptions) string {
+	return cmp.Or(strings.TrimSpace(w.Task.SystemPrompt), strings.TrimSpace(w.Target.Settings.SystemPrompt), opts.SystemPrompt)
+}
+
+// benchmark asks the target for the item's answer and stores it; it returns
+// the successor claimed with the result, if any (see chain).
+func (e *Engine) benchmark(ctx context.Context, rs *runState, p *store.Provider, client *llm.Client, w *store.WorkItem) *store.Item {
+	stop := e.renewLease(ctx, &w.Item)
+	defer stop()
+	set := w.Target.Settings
+	req := llm.Request{Model: w.Target.Model, Temperature: set.Temperature, MaxTokens: set.MaxTokens, ReasoningEffort: set.ReasoningEffort}
+	if sp := SystemPrompt(w, rs.options); sp != "" {
+		req.Messages = append(req.Messages, llm.Message{Role: "system", Content: sp})
+	}
+	// A multi-turn task is one conversation: each turn sees the answers before it.
+	var total llm.Response
+	turns := w.Task.AllTurns()
+	answers := make([]string, 0, len(turns))
+	for _, turn := range turns {
+		req.Messages = append(req.Messages, llm.Message{Role: "user", Content: turn})
+		resp, err := e.chat(ctx, p, client, req)
+		if err != nil {
+			e.callFailed(ctx, w, store.PhaseBenchmarking, err, "")
+			return nil
+		}
+		req.Messages = append(req.Messages, llm.Message{Role: "assistant", Content: resp.Text})
+		answers = append(answers, resp.Text)
+		total.Text = resp.Text
+		total.Duration += resp.Duration
+		total.PromptTokens += resp.PromptTokens
+		total.CompletionTokens += resp.CompletionTokens
+	}
+	record, _ := json.Marshal(requestRecord{Model: req.Model, Messages: req.Messages[:len(req.Messages)-1], Provider: w.Target.ProviderName, Settings: set})
+	res := store.BenchmarkResult{Request: string(record), Response: total.Text, TimeMs: total.Duration.Milliseconds(),
+		PromptTokens: total.PromptTokens, CompletionTokens: total.CompletionTokens, TokensPerS: total.TokensPerSecond(),
+		CostUSD: w.Target.Price.Cost(total.PromptTokens, total.CompletionTokens), Judged: len(rs.judges) > 0 && !rs.options.Pairwise}
+	if len(turns) > 1 {
+		b, _ := json.Marshal(answers)
+		list := string(b)
+		res.Answers = &list
+	}
+	res.Scores = append(e.runChecks(w, rs.options, total.Text), measures(rs.options, res)...)
+	entry := itemLog(w, store.LogInfo, "answer", fmt.Sprintf("%s · %s answered (%d ms, %d tokens, %.1f tok/s)",
+		w.Target.Label(), w.Task.TaskKey, res.TimeMs, res.CompletionTokens, res.TokensPerS),
+		"PROMPT\n"+strings.Join(turns, "\n---\n")+"\n\nRESPONSE\n"+strings.Join(answers, "\n---\n"))
+	c := store.BenchmarkCompletion(&w.Item, res)
+	e.complete(ctx, c, e.successor(ctx, w, p))
+	if c.Err != nil {
+		e.notStored(ctx, w, store.PhaseBenchmarking, c.Err)
+		return nil
+	}
+	e.logs.add(entry)
+	return c.Successor
+}
+
+func decodeAnswers(s string) ([]string, error) {
+	var list []string
+	err := json.Unmarshal([]byte(s), &list)
+	return list, err
+}
