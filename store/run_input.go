@@ -1,0 +1,175 @@
+package store
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// ModelRef picks a model of a provider, with the settings of its calls.
+type ModelRef struct {
+	ProviderID int64          `json:"provider_id"`
+	Model      string         `json:"model"`
+	Settings   TargetSettings `json:"settings"`
+	// Tags label a target (a model under test); judges ignore them.
+	Tags []string `json:"tags,omitempty"`
+}
+
+// RunInput is what a user sends to start a run.
+type RunInput struct {
+	Name string `json:"name"`
+	// Judge is a single judge model with the default style; JudgeIDs a panel of saved judges.
+	Judge         *ModelRef  `json:"judge"`
+	JudgeIDs      []int64    `json:"judge_ids"`
+	Targets       []ModelRef `json:"targets"`
+	CollectionIDs []int64    `json:"collection_ids"`
+	// Metrics lists the judge metrics and checks ("check_<type>") that are on; empty = all.
+	Metrics []string           `json:"metrics"`
+	Repeats int                `json:"repeats"`
+	Weights map[string]float64 `json:"weights"`
+	// SourceWeights weigh whole sources in an item's overall: "judge" (the
+	// panel) and "check:<type>"; missing = 1.
+	SourceWeights map[string]float64 `json:"source_weights,omitempty"`
+	SystemPrompt  string             `json:"system_prompt"`
+	TriggeredBy   string             `json:"-"`
+	ScheduleID    *int64             `json:"-"`
+	// Snapshot is filled by the engine: what decides the run's scores, as JSON.
+	Snapshot string `json:"-"`
+	// Pairwise asks the judges to compare the targets' answers in pairs
+	// (both orders) and ranks the targets by Bradley–Terry, instead of
+	// scoring each answer; it needs two targets or more and a judge.
+	Pairwise bool `json:"pairwise,omitempty"`
+	// Tags label the run.
+	Tags []string `json:"tags,omitempty"`
+	// TaskSelection picks N of the collections' tasks (top, bottom or
+	// random with a seed); TaskIDs hand-picks them. Neither: all tasks.
+	TaskSelection *TaskSelection `json:"task_selection,omitempty"`
+	TaskIDs       []TaskRef      `json:"task_ids,omitempty"`
+}
+
+// maxRepeats bounds repeat runs; pass@k needs a handful, not thousands.
+const maxRepeats = 100
+
+func (in *RunInput) normalize() error {
+	in.Name = strings.TrimSpace(in.Name)
+	if len(in.Name) > 255 {
+		return invalid("name", "is longer than 255 characters")
+	}
+	if in.TriggeredBy == "" {
+		in.TriggeredBy = "API"
+	}
+	if in.Snapshot == "" {
+		in.Snapshot = "{}"
+	}
+	if in.Repeats == 0 {
+		in.Repeats = 1
+	}
+	if err := in.normalizeSelection(); err != nil {
+		return err
+	}
+	if in.Repeats < 1 || in.Repeats > maxRepeats {
+		return invalid("repeats", "must be within 1…%d", maxRepeats)
+	}
+	if in.Judge != nil && len(in.JudgeIDs) > 0 {
+		return invalid("judge_ids", "send either judge or judge_ids, not both")
+	}
+	if in.Judge != nil {
+		if in.Judge.ProviderID == 0 {
+			return invalid("judge.provider_id", "is required")
+		}
+		in.Judge.Model = strings.TrimSpace(in.Judge.Model)
+		if in.Judge.Model == "" {
+			return invalid("judge.model", "is required")
+		}
+		if err := in.Judge.Settings.Validate("judge.settings"); err != nil {
+			return err
+		}
+	}
+	if len(in.JudgeIDs) > 10 {
+		return invalid("judge_ids", "a panel has at most 10 judges")
+	}
+	for i, id := range in.JudgeIDs {
+		for _, prev := range in.JudgeIDs[:i] {
+			if prev == id {
+				return invalid("judge_ids", "judge %d is listed twice", id)
+			}
+		}
+	}
+	in.SystemPrompt = strings.TrimSpace(in.SystemPrompt)
+	if len(in.SystemPrompt) > 100_000 {
+		return invalid("system_prompt", "is longer than 100,000 characters")
+	}
+	if len(in.Metrics) > 100 {
+		return invalid("metrics", "at most 100 metrics")
+	}
+	for name, w := range in.Weights {
+		if w < 0 || w > 1000 || w != w {
+			return invalid("weights", "the weight of %q must be within 0…1000", name)
+		}
+	}
+	for name, w := range in.SourceWeights {
+		if name != "judge" && !strings.HasPrefix(name, "check:") {
+			return invalid("source_weights", "%q is not a source; use \"judge\" or \"check:<type>\"", name)
+		}
+		if w < 0 || w > 1000 || w != w {
+			return invalid("source_weights", "the weight of %q must be within 0…1000", name)
+		}
+	}
+	if len(in.Targets) == 0 {
+		return invalid("targets", "pick at least one model to benchmark")
+	}
+	if len(in.Targets) > 50 {
+		return invalid("targets", "a run has at most 50 targets")
+	}
+	type key struct {
+		provider int64
+		model    string
+	}
+	seen := map[key]bool{}
+	for i := range in.Targets {
+		t := &in.Targets[i]
+		t.Model = strings.TrimSpace(t.Model)
+		if t.ProviderID == 0 {
+			return invalid(fmt.Sprintf("targets[%d].provider_id", i), "is required")
+		}
+		if t.Model == "" {
+			return invalid(fmt.Sprintf("targets[%d].model", i), "is required")
+		}
+		if err := t.Settings.Validate(fmt.Sprintf("targets[%d].settings", i)); err != nil {
+			return err
+		}
+		k := key{t.ProviderID, t.Model}
+		if seen[k] {
+			return invalid(fmt.Sprintf("targets[%d]", i), "model %q of provider %d is listed twice", t.Model, t.ProviderID)
+		}
+		seen[k] = true
+	}
+	if in.Pairwise && len(in.Targets) < 2 {
+		return invalid("targets", "pairwise judging compares models: pick at least two")
+	}
+	if in.Pairwise && in.Judge == nil && len(in.JudgeIDs) == 0 {
+		return invalid("judge.provider_id", "pairwise judging needs a judge or a panel (judge_ids)")
+	}
+	if len(in.CollectionIDs) == 0 {
+		return invalid("collection_ids", "pick at least one collection")
+	}
+	return nil
+}
+
+// MeasuredMetrics can be stored as scores of every answer (source
+// "measure") when a run names them in its metrics; they are off unless named.
+var MeasuredMetrics = []string{"latency_ms", "tokens", "tokens_per_s", "cost_usd"}
+
+// checksOnly reports whether the run's metrics name reference checks alone,
+// so it needs no judge.
+func (in *RunInput) checksOnly() bool {
+	if len(in.Metrics) == 0 {
+		return false
+	}
+	for _, m := range in.Metrics {
+		if !strings.HasPrefix(m, "check_") && !slices.Contains(MeasuredMetrics, m) {
+			return false
+		}
+	}
+	return true
+}
