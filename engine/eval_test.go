@@ -158,10 +158,11 @@ func TestPanelChecksTurnsRepeats(t *testing.T) {
 		}
 
 		// The metrics KPIs and gates read.
-		rm, err := runs.Metrics(ctx, st, final)
+		sum, err := runs.Snapshot(ctx, st, final)
 		if err != nil {
 			t.Fatal(err)
 		}
+		rm := runs.MetricsOf(final, sum)
 		wantMetrics := map[string]float64{"score": 3.75, "accuracy": 3.5, "coherence": 4.5, "check_numeric": 1, "check_exact_match": 0,
 			"pass_rate": 1, "error_rate": 0}
 		for name, v := range wantMetrics {
@@ -268,8 +269,12 @@ func TestChecksOnlyRun(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		rm3, err := runs.Metrics(ctx, st, r3)
-		if _, has := rm3.Overall["tokens"]; err != nil || has || rm3.Overall["latency_ms"] != float64(*items(t, st, run3.ID)[0].TimeMs) {
+		sum3, err := runs.Snapshot(ctx, st, r3)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rm3 := runs.MetricsOf(r3, sum3)
+		if _, has := rm3.Overall["tokens"]; has || rm3.Overall["latency_ms"] != float64(*items(t, st, run3.ID)[0].TimeMs) {
 			t.Errorf("run metrics must come from the items, not the measured scores: %v %v", rm3.Overall, err)
 		}
 		if got := items(t, st, run3.ID); *got[0].Score != 1 {

@@ -20,7 +20,7 @@
 //	a model's human grades,          analytics.go  gradesOf (correct ÷ graded; correct 1,
 //	  accuracy and weighted score                  partial 0.5, wrong 0)
 //	a run's row in the runs list     glance.go     Service.Glance (no scan for live runs)
-//	gates' and KPIs' metric values   metrics.go    Metrics, NormalizedMetrics
+//	gates' and KPIs' metric values   metrics.go    MetricsOf, NormalizedMetricsOf
 //	failure groups                   progress.go   Service.Failures
 //	statistics, verdicts, agreement  analysis.go   Service.Analysis (package analysis computes)
 //	comparisons of runs              compare.go    Service.Compare, Service.Diff

@@ -7,28 +7,6 @@ import (
 	"tribunal/store"
 )
 
-// Metrics are a run's metric values by the names gates use: score (mean
-// judge score, on the judges' scale), each judge metric by name (mean over
-// the panel), check_<type>, pass_rate, latency_ms, tokens_per_s, cost_usd
-// (models and judges) and error_rate (failed items / items). Metrics with no
-// data are absent. They come from the run's summary: no scan of their own.
-func Metrics(ctx context.Context, st *store.Store, run *store.Run) (*store.RunMetrics, error) {
-	sum, err := summaryNow(ctx, st, run)
-	if err != nil {
-		return nil, err
-	}
-	return MetricsOf(run, sum), nil
-}
-
-// NormalizedMetrics are NormalizedMetricsOf the run's summary.
-func NormalizedMetrics(ctx context.Context, st *store.Store, run *store.Run) (*store.RunMetrics, error) {
-	sum, err := summaryNow(ctx, st, run)
-	if err != nil {
-		return nil, err
-	}
-	return NormalizedMetricsOf(run, sum), nil
-}
-
 // summaryNow is the run's summary for its current item counts (stored, or computed).
 func summaryNow(ctx context.Context, st *store.Store, run *store.Run) (*Summary, error) {
 	counts, err := st.RunProgress(ctx, run.ID)
@@ -91,7 +69,11 @@ func NormalizedMetricsOf(run *store.Run, sum *Summary) *store.RunMetrics {
 	return m
 }
 
-// MetricsOf computes Metrics from a run's summary.
+// MetricsOf are a run's metric values by the names gates use: score (mean
+// judge score, on the judges' scale), each judge metric by name (mean over
+// the panel), check_<type>, pass_rate, latency_ms, tokens_per_s, cost_usd
+// (models and judges) and error_rate (failed items / items). Metrics with no
+// data are absent. They come from the run's summary: no scan of their own.
 func MetricsOf(run *store.Run, sum *Summary) *store.RunMetrics {
 	out := &store.RunMetrics{Overall: statsMetrics(sum.Overall), PerModel: map[string]map[string]float64{}}
 	label := map[int64]string{}

@@ -42,14 +42,11 @@ func TestNormalizedMetricsAcrossScales(t *testing.T) {
 				t.Fatal(err)
 			}
 			run := b.run(t, store.RunInput{JudgeIDs: []int64{j.ID}}, "m")
-			m, err := Metrics(ctx, st, run)
+			sum, err := Snapshot(ctx, st, run)
 			if err != nil {
 				t.Fatal(err)
 			}
-			n, err := NormalizedMetrics(ctx, st, run)
-			if err != nil {
-				t.Fatal(err)
-			}
+			m, n := MetricsOf(run, sum), NormalizedMetricsOf(run, sum)
 			if !near(n.Overall["overall"], 0.5) {
 				t.Errorf("0–%d: overall %v, want 0.5", scaleMax, n.Overall["overall"])
 			}
