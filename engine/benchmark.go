@@ -114,7 +114,7 @@ func (e *Engine) benchmark(ctx context.Context, rs *runState, p *store.Provider,
 		list := string(b)
 		res.Answers = &list
 	}
-	res.Scores = append(e.runChecks(w, rs.options, total.Text), measures(rs.options, res)...)
+	res.Scores = append(e.runChecks(w, rs.options, total.Text, nil), measures(rs.options, res)...)
 	entry := itemLog(w, store.LogInfo, "answer", fmt.Sprintf("%s · %s answered (%d ms, %d tokens, %.1f tok/s)",
 		w.Target.Label(), w.Task.TaskKey, res.TimeMs, res.CompletionTokens, res.TokensPerS),
 		"PROMPT\n"+strings.Join(turns, "\n---\n")+"\n\nRESPONSE\n"+strings.Join(answers, "\n---\n"))

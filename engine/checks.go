@@ -6,12 +6,13 @@ import (
 
 	"tribunal/checks"
 	"tribunal/store"
+	"tribunal/trajectory"
 )
 
 // runChecks scores the answer with the task's reference checks that the run
-// switched on. A check that cannot run (say, a numeric check whose reference
+// switched on; calls is the agent's trajectory (nil for a model target). A check that cannot run (say, a numeric check whose reference
 // holds no number) scores nothing and says why in the live log.
-func (e *Engine) runChecks(w *store.WorkItem, opts store.RunOptions, response string) []store.Score {
+func (e *Engine) runChecks(w *store.WorkItem, opts store.RunOptions, response string, calls trajectory.Calls) []store.Score {
 	var out []store.Score
 	for _, c := range w.Task.Checks {
 		metric := "check_" + c.Type

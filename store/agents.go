@@ -414,18 +414,28 @@ func (s *Store) AgentWithSecrets(ctx context.Context, id int64) (*Agent, error) 
 	if err != nil {
 		return nil, err
 	}
-	owner := "agent " + strconv.Quote(a.Name)
-	if a.HTTP != nil {
-		if err := s.openHeaders(owner, a.HTTP.Headers); err != nil {
-			return nil, err
-		}
-	}
-	for i := range a.MCPServers {
-		if err := s.openHeaders(owner+" server "+strconv.Quote(a.MCPServers[i].Name), a.MCPServers[i].Headers); err != nil {
-			return nil, err
-		}
+	if err := s.OpenAgentSecrets(&a.AgentInput); err != nil {
+		return nil, err
 	}
 	return a, nil
+}
+
+// OpenAgentSecrets opens the sealed secret header values of a config (an
+// agent's, or the one a run froze) in place, for calling its servers.
+func (s *Store) OpenAgentSecrets(in *AgentInput) error {
+	in.detach()
+	owner := "agent " + strconv.Quote(in.Name)
+	if in.HTTP != nil {
+		if err := s.openHeaders(owner, in.HTTP.Headers); err != nil {
+			return err
+		}
+	}
+	for i := range in.MCPServers {
+		if err := s.openHeaders(owner+" server "+strconv.Quote(in.MCPServers[i].Name), in.MCPServers[i].Headers); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // ClientServer is the server as package mcpclient dials it (its secrets as
@@ -557,4 +567,41 @@ func (s *Store) DeleteAgent(ctx context.Context, id int64) error {
 		return &NotFoundError{What: "agent", ID: id}
 	}
 	return nil
+}
+
+// agentTarget is the run target of an agent at its latest version: the
+// config frozen (secrets still sealed), the agent's model, provider, price
+// and settings for the tools executor.
+func (tx *Store) agentTarget(ctx context.Context, field string, id int64,
+	provider func(field string, id int64) (*Provider, error), price func(providerID int64, model string) (Price, error)) (*RunTarget, error) {
+	a, err := tx.agent(ctx, id, false)
+	if errors.Is(err, ErrNotFound) {
+		return nil, invalid(field, "no agent with id %d", id)
+	}
+	if err != nil {
+		return nil, err
+	}
+	aid, cfg := a.ID, a.AgentInput
+	cfg.detach()
+	tg := &RunTarget{AgentID: &aid, AgentName: a.Name, AgentVersion: a.Version, Agent: &cfg, WarmupStatus: WarmupPending,
+		Settings: TargetSettings{Temperature: cfg.Settings.Temperature, MaxTokens: cfg.Settings.MaxTokens,
+			ReasoningEffort: cfg.Settings.ReasoningEffort, SystemPrompt: cfg.SystemPrompt}}
+	if cfg.Executor == ExecutorHTTP {
+		tg.ProviderName, tg.Model = "http", a.Name
+		return tg, nil
+	}
+	if cfg.ProviderID == nil {
+		return nil, invalid(field, "agent %q has no provider any more (it was deleted): edit the agent", a.Name)
+	}
+	p, err := provider(field, *cfg.ProviderID)
+	if err != nil {
+		return nil, err
+	}
+	pr, err := price(p.ID, cfg.Model)
+	if err != nil {
+		return nil, err
+	}
+	pid := p.ID
+	tg.ProviderID, tg.ProviderName, tg.Model, tg.Price = &pid, p.Name, cfg.Model, pr
+	return tg, nil
 }

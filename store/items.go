@@ -3,11 +3,13 @@ package store
 import (
 	"cmp"
 	"context"
+	"encoding/json"
 	"fmt"
 	"slices"
 	"strconv"
 	"strings"
 	"time"
+	"tribunal/trajectory"
 
 	"gorm.io/gorm"
 	"gorm.io/gorm/clause"
@@ -189,6 +191,35 @@ type BenchmarkResult struct {
 	Scores           []Score
 	// Judged says judges follow; without judges the item completes now.
 	Judged bool
+	// Agent is what an agent target did for its answer; nil for a model target.
+	Agent *AgentTrace
+}
+
+// AgentTrace is what an agent did for one item: its tool calls, how many
+// model calls (turns) it took, and the reasoning text a provider returned.
+type AgentTrace struct {
+	ToolCalls trajectory.Calls
+	Turns     int
+	Reasoning string
+}
+
+// columns are the item columns that store the trace.
+func (a *AgentTrace) columns(updates map[string]any) {
+	if a == nil {
+		return
+	}
+	calls := a.ToolCalls
+	if calls == nil {
+		calls = trajectory.Calls{}
+	}
+	b, _ := json.Marshal(calls)
+	updates["tool_calls"] = string(b)
+	updates["turns"] = a.Turns
+	var reasoning *string
+	if a.Reasoning != "" {
+		reasoning = &a.Reasoning
+	}
+	updates["reasoning"] = reasoning
 }
 
 // Completion is a claimed item's outcome, written by CompleteAll.
@@ -214,6 +245,7 @@ func BenchmarkCompletion(it *Item, r BenchmarkResult) *Completion {
 		"prompt_tokens": r.PromptTokens, "completion_tokens": r.CompletionTokens, "tokens_per_s": r.TokensPerS,
 		"cost_usd": r.CostUSD, "error": "", "worker_id": "", "lease_until": nil, "failures": 0, "next_retry_at": nil,
 	}
+	r.Agent.columns(updates)
 	if !r.Judged {
 		// Without judges the item is done, and its score is the mean of its checks (0 to 1).
 		updates["status"] = ItemCompleted
@@ -257,6 +289,15 @@ func (s *Store) FailItem(ctx context.Context, it *Item, phase Phase, reason stri
 	if !called {
 		uncalled(updates, it)
 	}
+	return s.updateClaimed(ctx, it, updates)
+}
+
+// FailAgentItem fails a claimed agent item in the benchmarking phase and
+// keeps what the agent did before it failed (say, no final answer within
+// its turns).
+func (s *Store) FailAgentItem(ctx context.Context, it *Item, reason string, trace *AgentTrace) error {
+	updates := map[string]any{"status": ItemFailed, "failed_phase": PhaseBenchmarking, "error": reason, "worker_id": "", "lease_until": nil}
+	trace.columns(updates)
 	return s.updateClaimed(ctx, it, updates)
 }
 

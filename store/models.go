@@ -7,6 +7,7 @@ import (
 
 	"gorm.io/gorm"
 
+	"tribunal/mcpclient"
 	"tribunal/rubric"
 )
 
@@ -208,7 +209,19 @@ type RunTarget struct {
 	WarmupWorker string         `json:"-"`
 	WarmupUntil  *time.Time     `json:"-"`
 	Price
+	// AgentID, AgentName and AgentVersion name the agent the target runs;
+	// zero for a model target. The agent may be deleted since.
+	AgentID      *int64 `json:"agent_id,omitempty"`
+	AgentName    string `json:"agent_name,omitempty"`
+	AgentVersion int    `json:"agent_version,omitempty"`
+	// Agent is the config the run froze, secrets sealed (OpenAgentSecrets).
+	Agent *AgentInput `json:"-" gorm:"serializer:json"`
+	// Tools is the tool list the agent's servers offered at warm-up.
+	Tools []mcpclient.Tool `json:"tools,omitempty" gorm:"serializer:json"`
 }
+
+// IsAgent reports whether the target is an agent rather than a bare model.
+func (t RunTarget) IsAgent() bool { return t.Agent != nil }
 
 // Price is what a model costs in USD per million tokens; nil is unknown.
 type Price struct {
@@ -225,8 +238,14 @@ func (p Price) Cost(promptTokens, completionTokens int64) *float64 {
 	return &c
 }
 
-// Label names the target for people: "provider / model".
-func (t RunTarget) Label() string { return t.ProviderName + " / " + t.Model }
+// Label names the target for people: "provider / model", or the agent's
+// name and version.
+func (t RunTarget) Label() string {
+	if t.AgentName != "" {
+		return fmt.Sprintf("%s (agent v%d)", t.AgentName, t.AgentVersion)
+	}
+	return t.ProviderName + " / " + t.Model
+}
 
 // RunJudge is one judge model of a run.
 type RunJudge struct {
@@ -329,7 +348,13 @@ type Item struct {
 	CostUSD          *float64 `gorm:"column:cost_usd"`
 	JudgeCostUSD     float64  `gorm:"column:judge_cost_usd"`
 	Answers          *string
-	UpdatedAt        time.Time
+	// ToolCalls is an agent's trajectory as JSON (trajectory.Calls); Turns
+	// counts its model calls; Reasoning is the reasoning text a provider
+	// returned. All nil for a model target.
+	ToolCalls *string
+	Turns     *int
+	Reasoning *string
+	UpdatedAt time.Time
 }
 
 // Score is one metric value for an item from one source (a judge or a check).

@@ -6,8 +6,11 @@ import (
 	"strings"
 )
 
-// ModelRef picks a model of a provider, with the settings of its calls.
+// ModelRef picks a model of a provider, with the settings of its calls;
+// as a run's target it may instead pick a saved agent (AgentID), whose own
+// model, settings and tools then apply.
 type ModelRef struct {
+	AgentID    int64          `json:"agent_id,omitempty"`
 	ProviderID int64          `json:"provider_id"`
 	Model      string         `json:"model"`
 	Settings   TargetSettings `json:"settings"`
@@ -74,6 +77,9 @@ func (in *RunInput) normalize() error {
 		return invalid("judge_ids", "send either judge or judge_ids, not both")
 	}
 	if in.Judge != nil {
+		if in.Judge.AgentID != 0 {
+			return invalid("judge.agent_id", "a judge is a model, not an agent")
+		}
 		if in.Judge.ProviderID == 0 {
 			return invalid("judge.provider_id", "is required")
 		}
@@ -122,6 +128,7 @@ func (in *RunInput) normalize() error {
 		return invalid("targets", "a run has at most 50 targets")
 	}
 	type key struct {
+		agent    int64
 		provider int64
 		model    string
 	}
@@ -129,18 +136,34 @@ func (in *RunInput) normalize() error {
 	for i := range in.Targets {
 		t := &in.Targets[i]
 		t.Model = strings.TrimSpace(t.Model)
+		field := fmt.Sprintf("targets[%d]", i)
+		if t.AgentID != 0 {
+			switch {
+			case t.AgentID < 0:
+				return invalid(field+".agent_id", "must be an agent's id")
+			case t.ProviderID != 0 || t.Model != "":
+				return invalid(field, "send either agent_id or provider_id and model: an agent brings its own model")
+			case t.Settings != (TargetSettings{}):
+				return invalid(field+".settings", "an agent's settings are part of its config: edit the agent")
+			}
+			if seen[key{agent: t.AgentID}] {
+				return invalid(field, "agent %d is listed twice", t.AgentID)
+			}
+			seen[key{agent: t.AgentID}] = true
+			continue
+		}
 		if t.ProviderID == 0 {
-			return invalid(fmt.Sprintf("targets[%d].provider_id", i), "is required")
+			return invalid(field+".provider_id", "is required (or agent_id, to benchmark an agent)")
 		}
 		if t.Model == "" {
-			return invalid(fmt.Sprintf("targets[%d].model", i), "is required")
+			return invalid(field+".model", "is required")
 		}
-		if err := t.Settings.Validate(fmt.Sprintf("targets[%d].settings", i)); err != nil {
+		if err := t.Settings.Validate(field + ".settings"); err != nil {
 			return err
 		}
-		k := key{t.ProviderID, t.Model}
+		k := key{provider: t.ProviderID, model: t.Model}
 		if seen[k] {
-			return invalid(fmt.Sprintf("targets[%d]", i), "model %q of provider %d is listed twice", t.Model, t.ProviderID)
+			return invalid(field, "model %q of provider %d is listed twice", t.Model, t.ProviderID)
 		}
 		seen[k] = true
 	}

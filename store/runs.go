@@ -63,6 +63,15 @@ func (s *Store) CreateRun(ctx context.Context, in RunInput) (*Run, error) {
 		}
 		targets := make([]RunTarget, len(in.Targets))
 		for i, t := range in.Targets {
+			if t.AgentID != 0 {
+				tg, err := tx.agentTarget(ctx, fmt.Sprintf("targets[%d].agent_id", i), t.AgentID, provider, price)
+				if err != nil {
+					return err
+				}
+				tg.Position, tg.Tags = i, t.Tags
+				targets[i] = *tg
+				continue
+			}
 			p, err := provider(fmt.Sprintf("targets[%d].provider_id", i), t.ProviderID)
 			if err != nil {
 				return err
