@@ -130,8 +130,12 @@ func New(ep Endpoint, httpClient *http.Client) *Client {
 
 // Message is one chat message.
 type Message struct {
-	Role    string `json:"role"` // system, user or assistant
+	Role    string `json:"role"` // system, user, assistant or tool
 	Content string `json:"content"`
+	// ToolCalls are the tools an assistant message asked for.
+	ToolCalls []ToolCall `json:"tool_calls,omitempty"`
+	// ToolCallID names the call a tool message answers.
+	ToolCallID string `json:"tool_call_id,omitempty"`
 }
 
 // Request is one chat completion.
@@ -144,6 +148,10 @@ type Request struct {
 	ReasoningEffort string          `json:"reasoning_effort,omitempty"`
 	JSONSchema      json.RawMessage `json:"json_schema,omitempty"` // asks for structured output
 	SchemaName      string          `json:"-"`
+	// Tools are the functions the model may call; ParallelToolCalls, when
+	// set, says whether it may ask for several at once.
+	Tools             []Tool `json:"tools,omitempty"`
+	ParallelToolCalls *bool  `json:"parallel_tool_calls,omitempty"`
 }
 
 // Response is what came back, with measurements.
@@ -152,6 +160,11 @@ type Response struct {
 	PromptTokens     int64
 	CompletionTokens int64
 	Duration         time.Duration
+	// ToolCalls are the tools the model asked for; none means Text is its answer.
+	ToolCalls []ToolCall
+	// Reasoning is the reasoning text a provider returned beside the answer
+	// (OpenRouter's "reasoning", vLLM and DeepSeek's "reasoning_content").
+	Reasoning string
 }
 
 // TokensPerSecond is the generation speed over the whole request.
@@ -168,14 +181,10 @@ func path(p string) string { return strings.TrimLeft(p, "/") }
 func (c *Client) Chat(ctx context.Context, req Request) (Response, error) {
 	params := openai.ChatCompletionNewParams{Model: shared.ChatModel(req.Model)}
 	for _, m := range req.Messages {
-		switch m.Role {
-		case "system":
-			params.Messages = append(params.Messages, openai.SystemMessage(m.Content))
-		case "assistant":
-			params.Messages = append(params.Messages, openai.AssistantMessage(m.Content))
-		default:
-			params.Messages = append(params.Messages, openai.UserMessage(m.Content))
-		}
+		params.Messages = append(params.Messages, messageParam(m))
+	}
+	if err := toolParams(&params, req); err != nil {
+		return Response{}, err
 	}
 	if req.Temperature != nil {
 		params.Temperature = openai.Float(*req.Temperature)
@@ -213,11 +222,14 @@ func (c *Client) Chat(ctx context.Context, req Request) (Response, error) {
 	if len(out.Choices) == 0 {
 		return Response{Duration: dur}, &Error{Kind: KindMalformed, Message: "the reply has no choices"}
 	}
+	msg := out.Choices[0].Message
 	return Response{
-		Text:             out.Choices[0].Message.Content,
+		Text:             msg.Content,
 		PromptTokens:     out.Usage.PromptTokens,
 		CompletionTokens: out.Usage.CompletionTokens,
 		Duration:         dur,
+		ToolCalls:        toolCallsOf(msg),
+		Reasoning:        reasoningOf(msg),
 	}, nil
 }
 

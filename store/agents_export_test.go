@@ -11,3 +11,10 @@ func (s *Store) RawAgentColumns(ctx context.Context, id int64) (string, error) {
 		FROM agents a JOIN agent_versions v ON v.agent_id = a.id AND v.version = a.version WHERE a.id = ?`, id).Scan(&row).Error
 	return row.MCPServers + "\n" + row.HTTP + "\n" + row.Config, err
 }
+
+// RawTargetAgent returns a run target's frozen agent config as stored.
+func (s *Store) RawTargetAgent(ctx context.Context, id int64) (string, error) {
+	var raw string
+	err := s.conn(ctx).Raw(`SELECT agent FROM run_targets WHERE id = ?`, id).Scan(&raw).Error
+	return raw, err
+}

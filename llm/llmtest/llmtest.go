@@ -18,10 +18,17 @@ import (
 // ChatRequest is the part of a chat completion request the fake reads.
 type ChatRequest struct {
 	Model    string `json:"model"`
-	Messages []struct {
-		Role    string `json:"role"`
-		Content string `json:"content"`
-	} `json:"messages"`
+	Messages []Message `json:"messages"`
+	// Tools are the function tools offered, as sent.
+	Tools []struct {
+		Type     string `json:"type"`
+		Function struct {
+			Name        string          `json:"name"`
+			Description string          `json:"description"`
+			Parameters  json.RawMessage `json:"parameters"`
+		} `json:"function"`
+	} `json:"tools"`
+	ParallelToolCalls *bool `json:"parallel_tool_calls"`
 	ResponseFormat *struct {
 		Type string `json:"type"`
 	} `json:"response_format"`
@@ -29,6 +36,64 @@ type ChatRequest struct {
 	MaxTokens       *int64      `json:"max_tokens"`
 	ReasoningEffort string      `json:"reasoning_effort"`
 	Header          http.Header `json:"-"`
+}
+
+// Message is one message of a request: tool calls on an assistant's, the
+// call answered on a tool's.
+type Message struct {
+	Role       string     `json:"role"`
+	Content    string     `json:"content"`
+	ToolCalls  []ToolCall `json:"tool_calls"`
+	ToolCallID string     `json:"tool_call_id"`
+}
+
+// ToolCall is a function call, in a reply or in an assistant message sent back.
+type ToolCall struct {
+	ID       string `json:"id"`
+	Type     string `json:"type"`
+	Function struct {
+		Name      string `json:"name"`
+		Arguments string `json:"arguments"`
+	} `json:"function"`
+}
+
+// Call is a function call for a Reply.
+func Call(id, name, arguments string) ToolCall {
+	c := ToolCall{ID: id, Type: "function"}
+	c.Function.Name, c.Function.Arguments = name, arguments
+	return c
+}
+
+// ToolResults lists the tool messages of the request after its last
+// assistant message: the results of the calls the fake asked for last.
+func (r ChatRequest) ToolResults() []Message {
+	var out []Message
+	for i := len(r.Messages) - 1; i >= 0 && r.Messages[i].Role == "tool"; i-- {
+		out = append([]Message{r.Messages[i]}, out...)
+	}
+	return out
+}
+
+// Turn counts the assistant messages so far plus one: which model call of
+// an agent's item this is.
+func (r ChatRequest) Turn() int {
+	n := 1
+	for _, m := range r.Messages {
+		if m.Role == "assistant" {
+			n++
+		}
+	}
+	return n
+}
+
+// Question is the content of the first user message.
+func (r ChatRequest) Question() string {
+	for _, m := range r.Messages {
+		if m.Role == "user" {
+			return m.Content
+		}
+	}
+	return ""
 }
 
 // Last is the content of the last message.
@@ -56,6 +121,8 @@ type Reply struct {
 	Hang       bool          // never answer (until the client gives up)
 	RetryAfter string        // Retry-After header value
 	Tokens     int64         // completion tokens reported; 0 counts words
+	ToolCalls  []ToolCall    // function calls asked for (finish_reason tool_calls)
+	Reasoning  string        // sent as the message's "reasoning" field
 }
 
 // Server is a running fake.
@@ -192,10 +259,20 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 	if tokens == 0 {
 		tokens = int64(len(strings.Fields(rep.Content)))
 	}
+	msg := map[string]any{"role": "assistant", "content": rep.Content}
+	finish := "stop"
+	if len(rep.ToolCalls) > 0 {
+		msg["tool_calls"], finish = rep.ToolCalls, "tool_calls"
+		if rep.Content == "" {
+			msg["content"] = nil
+		}
+	}
+	if rep.Reasoning != "" {
+		msg["reasoning"] = rep.Reasoning
+	}
 	json.NewEncoder(w).Encode(map[string]any{
 		"id": "chatcmpl-fake", "object": "chat.completion", "created": time.Now().Unix(), "model": req.Model,
-		"choices": []any{map[string]any{"index": 0, "finish_reason": "stop",
-			"message": map[string]any{"role": "assistant", "content": rep.Content}}},
+		"choices": []any{map[string]any{"index": 0, "finish_reason": finish, "message": msg}},
 		"usage": map[string]any{"prompt_tokens": len(strings.Fields(req.Last())), "completion_tokens": tokens,
 			"total_tokens": tokens + int64(len(strings.Fields(req.Last())))},
 	})
