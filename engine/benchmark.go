@@ -16,9 +16,22 @@ func (e *Engine) warmup(ctx context.Context, runID int64, tg *store.RunTarget, p
 	stop := e.renew(ctx, func(ctx context.Context) error { return e.store.RenewWarmup(ctx, tg.ID, e.cfg.WorkerID, e.cfg.Lease) })
 	defer stop()
 	e.logRun(ctx, runID, store.LogInfo, "warmup", fmt.Sprintf("Warming up %s", tg.Label()), "")
-	req := llm.Request{Model: tg.Model, Messages: []llm.Message{{Role: "user", Content: WarmupPrompt}}}
+	attempt := func() (time.Duration, error) {
+		resp, err := e.chat(ctx, p, client, llm.Request{Model: tg.Model, Messages: []llm.Message{{Role: "user", Content: WarmupPrompt}}})
+		return resp.Duration, err
+	}
+	var conn *agentConn
+	if tg.IsAgent() {
+		attempt = func() (time.Duration, error) {
+			c, took, err := e.warmupAgent(ctx, tg, p, client)
+			if err == nil {
+				conn = c
+			}
+			return took, err
+		}
+	}
 	// Tried like an item's call, so one passing 500 or 429 does not fail the whole group.
-	resp, err := e.chat(ctx, p, client, req)
+	took, err := attempt()
 	tries := 1
 	for ; err != nil && ctx.Err() == nil; tries++ {
 		delay, retry := e.retryDelay(err, tries)
@@ -30,10 +43,13 @@ func (e *Engine) warmup(ctx context.Context, runID int64, tg *store.RunTarget, p
 		select {
 		case <-ctx.Done():
 		case <-time.After(delay):
-			resp, err = e.chat(ctx, p, client, req)
+			took, err = attempt()
 		}
 	}
 	if ctx.Err() != nil {
+		if conn != nil {
+			conn.close()
+		}
 		return // the warm-up lease runs out and another start warms up again
 	}
 	wctx := context.WithoutCancel(ctx)
@@ -44,11 +60,55 @@ func (e *Engine) warmup(ctx context.Context, runID int64, tg *store.RunTarget, p
 		}
 		return
 	}
+	if conn != nil {
+		if err := e.store.SetTargetTools(wctx, tg.ID, conn.frozen); err != nil {
+			conn.close()
+			e.log.ErrorContext(ctx, "freeze agent tools", "target_id", tg.ID, "err", err)
+			return
+		}
+		e.keepAgent(tg.ID, conn)
+	}
 	if err := e.store.SetWarmup(wctx, tg.ID, store.WarmupOK, ""); err != nil {
 		e.log.ErrorContext(ctx, "store warm-up", "target_id", tg.ID, "err", err)
 		return
 	}
-	e.logRun(ctx, runID, store.LogInfo, "warmup", fmt.Sprintf("%s is ready (warm-up took %d ms)", tg.Label(), resp.Duration.Milliseconds()), "")
+	msg := fmt.Sprintf("%s is ready (warm-up took %d ms)", tg.Label(), took.Milliseconds())
+	if conn != nil && conn.mcp != nil {
+		msg = fmt.Sprintf("%s is ready with %d tool(s): %s (warm-up took %d ms)", tg.Label(), len(conn.tools), toolNames(conn), took.Milliseconds())
+	}
+	e.logRun(ctx, runID, store.LogInfo, "warmup", msg, "")
+}
+
+// warmupAgent connects to an agent's MCP servers and lists their tools (an
+// unreachable server fails the attempt), then makes the model's warm-up
+// call; the http executor's warm-up is one question to the user's agent.
+func (e *Engine) warmupAgent(ctx context.Context, tg *store.RunTarget, p *store.Provider, client *llm.Client) (*agentConn, time.Duration, error) {
+	start := time.Now()
+	fresh := *tg
+	fresh.Tools = nil // list what the servers offer now, and freeze that
+	c, err := e.dialAgent(ctx, &fresh)
+	if err != nil {
+		return nil, time.Since(start), err
+	}
+	if c.cfg.Executor == store.ExecutorHTTP {
+		_, _, err = e.postHTTPAgent(ctx, &c.cfg, HTTPAgentRequest{Input: WarmupPrompt, Turns: []string{WarmupPrompt},
+			Metadata: map[string]any{"run_id": tg.RunID, "warmup": true}})
+	} else {
+		_, err = e.chat(ctx, p, client, llm.Request{Model: tg.Model, Messages: []llm.Message{{Role: "user", Content: WarmupPrompt}}})
+	}
+	if err != nil {
+		c.close()
+		return nil, time.Since(start), err
+	}
+	return c, time.Since(start), nil
+}
+
+func toolNames(c *agentConn) string {
+	names := make([]string, len(c.tools))
+	for i, t := range c.tools {
+		names[i] = t.Name
+	}
+	return strings.Join(names, ", ")
 }
 
 // failTarget fails every NEW item of a target with the reason, as seed 000 asks when its warm-up fails.
@@ -80,6 +140,9 @@ func SystemPrompt(w *store.WorkItem, opts store.RunOptions) string {
 // benchmark asks the target for the item's answer and stores it; it returns
 // the successor claimed with the result, if any (see chain).
 func (e *Engine) benchmark(ctx context.Context, rs *runState, p *store.Provider, client *llm.Client, w *store.WorkItem) *store.Item {
+	if w.Target.IsAgent() {
+		return e.benchmarkAgent(ctx, rs, p, client, w)
+	}
 	stop := e.renewLease(ctx, &w.Item)
 	defer stop()
 	set := w.Target.Settings
@@ -118,6 +181,12 @@ func (e *Engine) benchmark(ctx context.Context, rs *runState, p *store.Provider,
 	entry := itemLog(w, store.LogInfo, "answer", fmt.Sprintf("%s · %s answered (%d ms, %d tokens, %.1f tok/s)",
 		w.Target.Label(), w.Task.TaskKey, res.TimeMs, res.CompletionTokens, res.TokensPerS),
 		"PROMPT\n"+strings.Join(turns, "\n---\n")+"\n\nRESPONSE\n"+strings.Join(answers, "\n---\n"))
+	return e.storeAnswer(ctx, w, p, res, entry)
+}
+
+// storeAnswer writes an item's answer, claiming its successor with it, and
+// logs the entry once the answer is stored.
+func (e *Engine) storeAnswer(ctx context.Context, w *store.WorkItem, p *store.Provider, res store.BenchmarkResult, entry *store.RunLog) *store.Item {
 	c := store.BenchmarkCompletion(&w.Item, res)
 	e.complete(ctx, c, e.successor(ctx, w, p))
 	if c.Err != nil {

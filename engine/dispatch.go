@@ -61,7 +61,8 @@ func (e *Engine) dispatchBenchmark(ctx context.Context, run *store.Run, rs *runS
 			prog.Count(store.ItemWaitingForJudge), prog.Count(store.ItemFailed)), "")
 		return true, nil
 	}
-	p, err := e.provider(ctx, tg.ProviderID)
+	lookup := e.targetProvider(tg)
+	p, err := lookup(ctx)
 	if errors.Is(err, errProviderDeleted) {
 		rs.current = nil
 		_, ferr := e.failTarget(ctx, run.ID, tg, "provider "+tg.ProviderName+": "+err.Error())
@@ -108,7 +109,7 @@ func (e *Engine) dispatchBenchmark(ctx context.Context, run *store.Run, rs *runS
 	for i := range work {
 		w := &work[i]
 		e.start(slot, func() {
-			e.chain(ctx, rs, tg.ProviderID, p, client, w, func(p *store.Provider, client *llm.Client, w *store.WorkItem) *store.Item {
+			e.chain(ctx, rs, lookup, p, client, w, func(p *store.Provider, client *llm.Client, w *store.WorkItem) *store.Item {
 				return e.benchmark(ctx, rs, p, client, w)
 			})
 		})
@@ -168,7 +169,7 @@ func (e *Engine) dispatchJudging(ctx context.Context, run *store.Run, rs *runSta
 		for i := range work {
 			w := &work[i]
 			e.start(params.SlotKey, func() {
-				e.chain(ctx, rs, pj.ProviderID, p, client, w, func(p *store.Provider, client *llm.Client, w *store.WorkItem) *store.Item {
+				e.chain(ctx, rs, e.providerOf(pj.ProviderID), p, client, w, func(p *store.Provider, client *llm.Client, w *store.WorkItem) *store.Item {
 					return e.judge(ctx, pj, last, p, client, w)
 				})
 			})

@@ -67,6 +67,11 @@ type Engine struct {
 	calls    map[string]int
 	inflight sync.WaitGroup
 
+	// agents holds this process's connections to agent targets' tools, by target.
+	agentsMu sync.Mutex
+	agents   map[int64]*agentConn
+	callSeq  atomic.Int64 // names each MCP call slot's holder
+
 	// active caches the list of runs to work on; a control action clears it.
 	active        []store.Run
 	activeFetched time.Time
@@ -124,6 +129,7 @@ func New(cfg Config, st *store.Store, broker *Broker, logger *slog.Logger) *Engi
 		providers:  map[int64]cachedProvider{},
 		runs:       map[int64]*runState{},
 		calls:      map[string]int{},
+		agents:     map[int64]*agentConn{},
 		writes:     newWriteQueues(dialect(st)),
 	}
 	e.logs = newLogBuffer(st, logger, e.changed)
@@ -189,6 +195,7 @@ func (e *Engine) Run(ctx context.Context) error {
 	bg.Go(func() { e.purgeLoop(ctx) })
 	defer bg.Wait()
 	defer e.logs.flush(ctx) // after the calls in flight have logged their outcome
+	defer e.retireAgents(nil)
 	defer e.inflight.Wait()
 	timer := time.NewTimer(0)
 	defer timer.Stop()
@@ -309,6 +316,7 @@ func (e *Engine) activeRuns(ctx context.Context) ([]store.Run, error) {
 		}
 	}
 	e.mu.Unlock()
+	e.retireAgents(live)
 	return runs, nil
 }
 
@@ -400,14 +408,14 @@ func (e *Engine) successor(ctx context.Context, w *store.WorkItem, p *store.Prov
 // back with the result, its successor's, on the same slot with no claim
 // round trip in between. The provider is looked up again (cached) for each
 // call, so an edit reaches a long chain too.
-func (e *Engine) chain(ctx context.Context, rs *runState, providerID *int64, p *store.Provider, client *llm.Client, w *store.WorkItem,
+func (e *Engine) chain(ctx context.Context, rs *runState, lookup providerLookup, p *store.Provider, client *llm.Client, w *store.WorkItem,
 	call func(p *store.Provider, client *llm.Client, w *store.WorkItem) *store.Item) {
 	for {
 		next := call(p, client, w)
 		if next == nil {
 			return
 		}
-		cur, err := e.provider(ctx, providerID)
+		cur, err := lookup(ctx)
 		if errors.Is(err, errProviderDeleted) {
 			e.handBack(ctx, next, err) // the dispatcher fails the provider's items
 			return
@@ -448,6 +456,14 @@ func judgeName(r *store.Run) string {
 		names[i] = j.Name
 	}
 	return strings.Join(names, ", ")
+}
+
+// providerLookup finds the provider of a slot's calls, cached.
+type providerLookup func(ctx context.Context) (*store.Provider, error)
+
+// providerOf looks a provider up by id.
+func (e *Engine) providerOf(id *int64) providerLookup {
+	return func(ctx context.Context) (*store.Provider, error) { return e.provider(ctx, id) }
 }
 
 // errProviderDeleted means a run's provider no longer exists: its items cannot run.

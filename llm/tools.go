@@ -87,8 +87,8 @@ func toolCallsOf(msg openai.ChatCompletionMessage) []ToolCall {
 // names of their own.
 func reasoningOf(msg openai.ChatCompletionMessage) string {
 	for _, key := range []string{"reasoning", "reasoning_content"} {
-		f, ok := msg.JSON.ExtraFields[key]
-		if !ok || !f.Valid() {
+		f, ok := msg.JSON.ExtraFields[key] // extra fields are never Valid(): read the raw value
+		if !ok || f.Raw() == "" {
 			continue
 		}
 		var s string
