@@ -27,7 +27,9 @@ type agentAnswer struct {
 // last allowed turn; its trajectory is kept.
 type errNoFinalAnswer struct{ turns int }
 
-func (e errNoFinalAnswer) Error() string { return fmt.Sprintf("no final answer after %d turns", e.turns) }
+func (e errNoFinalAnswer) Error() string {
+	return fmt.Sprintf("no final answer after %d turns", e.turns)
+}
 
 // agentSystemPrompt is the agent's instructions, then the task's own
 // system prompt if it has one, else the run's.
@@ -153,7 +155,7 @@ func (e *Engine) benchmarkAgent(ctx context.Context, rs *runState, p *store.Prov
 	res := store.BenchmarkResult{Request: string(record), Response: final, TimeMs: time.Since(start).Milliseconds(),
 		PromptTokens: out.total.PromptTokens, CompletionTokens: out.total.CompletionTokens, TokensPerS: out.total.TokensPerSecond(),
 		CostUSD: cmp.Or(out.cost, w.Target.Price.Cost(out.total.PromptTokens, out.total.CompletionTokens)),
-		Judged: len(rs.judges) > 0 && !rs.options.Pairwise, Agent: &out.trace}
+		Judged:  len(rs.judges) > 0 && !rs.options.Pairwise, Agent: &out.trace}
 	if len(out.answers) > 1 {
 		b, _ := json.Marshal(out.answers)
 		list := string(b)

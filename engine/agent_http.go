@@ -48,7 +48,7 @@ type HTTPAgentReply struct {
 	} `json:"usage"`
 	CostUSD *float64 `json:"cost_usd"`
 	// Turns, when the agent says, is how many model calls it made.
-	Turns   int    `json:"turns"`
+	Turns     int    `json:"turns"`
 	Reasoning string `json:"reasoning"`
 }
 

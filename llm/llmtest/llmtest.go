@@ -17,7 +17,7 @@ import (
 
 // ChatRequest is the part of a chat completion request the fake reads.
 type ChatRequest struct {
-	Model    string `json:"model"`
+	Model    string    `json:"model"`
 	Messages []Message `json:"messages"`
 	// Tools are the function tools offered, as sent.
 	Tools []struct {
@@ -29,7 +29,7 @@ type ChatRequest struct {
 		} `json:"function"`
 	} `json:"tools"`
 	ParallelToolCalls *bool `json:"parallel_tool_calls"`
-	ResponseFormat *struct {
+	ResponseFormat    *struct {
 		Type string `json:"type"`
 	} `json:"response_format"`
 	Temperature     *float64    `json:"temperature"`
