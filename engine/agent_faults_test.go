@@ -1,14 +1,17 @@
 package engine_test
 
 import (
+	"context"
 	"encoding/json"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"sync"
 	"testing"
 
+	"tribunal/engine"
 	"tribunal/llm/llmtest"
 	"tribunal/mcpclient/mcptest"
 	"tribunal/store"
@@ -162,4 +165,41 @@ func TestHTTPExecutor(t *testing.T) {
 			t.Errorf("the agent never got t000 with its turns and metadata: %v", seen)
 		}
 	})
+}
+
+// TestMCPConcurrencyAcrossEngines: two engines (two worker processes) on one
+// PostgreSQL share an MCP server's concurrency of 2, though the provider
+// would take 8 calls at once. (SQLite has one process, whose own limit is
+// the limit.)
+func TestMCPConcurrencyAcrossEngines(t *testing.T) {
+	st := storetest.Postgres(t)
+	mcp := mcptest.Start(t)
+	// Each engine alone would run 3 calls, its own limit of 2 of them on the server.
+	cfg := testConfig()
+	cfg.MaxInFlight = 3
+	b := setupWith(t, st, 16, agentScript(func(llmtest.ChatRequest) []llmtest.ToolCall {
+		return []llmtest.ToolCall{llmtest.Call("s", "slow", `{}`)}
+	}, "ok"), cfg)
+	ctx := context.Background()
+	if _, err := st.UpdateProvider(ctx, b.provider.ID, store.ProviderInput{Name: "fake", BaseURL: b.fake.URL, Concurrency: 8, TimeoutSeconds: 5}); err != nil {
+		t.Fatal(err)
+	}
+	second := engine.New(cfg, st, engine.NewBroker(), slog.New(slog.DiscardHandler))
+	runCtx, cancel := context.WithCancel(ctx)
+	var wg sync.WaitGroup
+	wg.Go(func() { second.Run(runCtx) })
+	defer func() { cancel(); wg.Wait() }()
+
+	servers := docsServer(mcp.URL, "slow")
+	servers[0].Concurrency = 2
+	run := b.startAgentRun(t, store.AgentInput{MCPServers: servers})
+	if final := b.waitRun(t, run.ID); final.Status != store.RunFinished {
+		t.Fatalf("run %s: %s", final.Status, final.Error)
+	}
+	if n := mcp.Count("slow"); n != 16 {
+		t.Errorf("slow was called %d times, want 16", n)
+	}
+	if p := mcp.Peak(); p != 2 {
+		t.Errorf("the server had %d calls at once, want exactly its concurrency 2", p)
+	}
 }

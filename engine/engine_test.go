@@ -28,6 +28,16 @@ type bundle struct {
 // collection, and an engine running until the test ends.
 func setup(t *testing.T, st *store.Store, n int, script func(llmtest.ChatRequest) llmtest.Reply) *bundle {
 	t.Helper()
+	return setupWith(t, st, n, script, testConfig())
+}
+
+func testConfig() engine.Config {
+	return engine.Config{PollInterval: 20 * time.Millisecond, BackoffBase: 10 * time.Millisecond, Lease: 3 * time.Second}
+}
+
+// setupWith is setup with the engine's config.
+func setupWith(t *testing.T, st *store.Store, n int, script func(llmtest.ChatRequest) llmtest.Reply, cfg engine.Config) *bundle {
+	t.Helper()
 	ctx := context.Background()
 	fake := llmtest.New(t, script)
 	p, err := st.CreateProvider(ctx, store.ProviderInput{Name: "fake", Type: store.ProviderCustom, BaseURL: fake.URL, TimeoutSeconds: 2,
@@ -48,7 +58,7 @@ func setup(t *testing.T, st *store.Store, n int, script func(llmtest.ChatRequest
 	if err != nil {
 		t.Fatal(err)
 	}
-	eng := engine.New(engine.Config{PollInterval: 20 * time.Millisecond, BackoffBase: 10 * time.Millisecond, Lease: 3 * time.Second}, st, engine.NewBroker(), slog.New(slog.DiscardHandler))
+	eng := engine.New(cfg, st, engine.NewBroker(), slog.New(slog.DiscardHandler))
 	runCtx, cancel := context.WithCancel(ctx)
 	var wg sync.WaitGroup
 	wg.Go(func() { eng.Run(runCtx) })

@@ -8,6 +8,7 @@
 //	fail {}             → a tool error ("no such city: Atlantis")
 //	hang {}             → never answers (until the call's timeout)
 //	big {}              → 40 KB of text (more than a result may keep)
+//	slow {}             → "ok" after 30 ms (to see how many calls overlap)
 package mcptest
 
 import (
@@ -20,6 +21,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -96,6 +98,12 @@ func Start(t testing.TB) *Server {
 		func(context.Context, *mcp.CallToolRequest, empty) (*mcp.CallToolResult, any, error) {
 			defer s.enter("big")()
 			return text(strings.Repeat("0123456789", 4000)), nil, nil
+		})
+	mcp.AddTool(srv, &mcp.Tool{Name: "slow", Description: "Answers after a while"},
+		func(context.Context, *mcp.CallToolRequest, empty) (*mcp.CallToolResult, any, error) {
+			defer s.enter("slow")()
+			time.Sleep(30 * time.Millisecond)
+			return text("ok"), nil, nil
 		})
 	ts := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil))
 	t.Cleanup(ts.Close)
