@@ -30,12 +30,18 @@ type benchEnv struct {
 
 func newBenchEnv(b *testing.B, st *store.Store, tasks int, latency time.Duration, concurrency, engines, inFlight int) *benchEnv {
 	b.Helper()
-	ctx := context.Background()
-	fake := llmtest.New(b, func(r llmtest.ChatRequest) llmtest.Reply {
+	return newBenchEnvScript(b, st, tasks, concurrency, engines, inFlight, func(r llmtest.ChatRequest) llmtest.Reply {
 		rep := llmtest.DefaultReply(r)
 		rep.Delay = latency
 		return rep
 	})
+}
+
+// newBenchEnvScript is newBenchEnv with the fake's script.
+func newBenchEnvScript(b *testing.B, st *store.Store, tasks, concurrency, engines, inFlight int, script func(llmtest.ChatRequest) llmtest.Reply) *benchEnv {
+	b.Helper()
+	ctx := context.Background()
+	fake := llmtest.New(b, script)
 	fake.Forget()
 	p, err := st.CreateProvider(ctx, store.ProviderInput{Name: "bench", BaseURL: fake.URL, Concurrency: concurrency})
 	if err != nil {
@@ -69,10 +75,21 @@ func newBenchEnv(b *testing.B, st *store.Store, tasks int, latency time.Duration
 // runOnce starts a run over the collection and waits until it ends.
 func (env *benchEnv) runOnce(b *testing.B, targets int) (items int64, took time.Duration) {
 	b.Helper()
-	ctx := context.Background()
-	in := store.RunInput{Judge: &store.ModelRef{ProviderID: env.provider.ID, Model: "judge"}, CollectionIDs: []int64{env.coll}}
+	var refs []store.ModelRef
 	for i := range targets {
-		in.Targets = append(in.Targets, store.ModelRef{ProviderID: env.provider.ID, Model: fmt.Sprintf("m%d", i)})
+		refs = append(refs, store.ModelRef{ProviderID: env.provider.ID, Model: fmt.Sprintf("m%d", i)})
+	}
+	return env.runTargets(b, refs, nil)
+}
+
+// runTargets starts a run of the targets and waits until it ends; with
+// metrics (reference checks only) it has no judge.
+func (env *benchEnv) runTargets(b *testing.B, targets []store.ModelRef, metrics []string) (items int64, took time.Duration) {
+	b.Helper()
+	ctx := context.Background()
+	in := store.RunInput{CollectionIDs: []int64{env.coll}, Targets: targets, Metrics: metrics}
+	if len(metrics) == 0 {
+		in.Judge = &store.ModelRef{ProviderID: env.provider.ID, Model: "judge"}
 	}
 	start := time.Now()
 	run, err := env.engines[0].StartRun(ctx, in)
