@@ -194,7 +194,9 @@ func (e *Engine) callTool(ctx context.Context, c *agentConn, name, args string) 
 const callSlotPoll = 20 * time.Millisecond
 
 // callSlot waits for a free call slot of an MCP server (named by its URL or
-// command, so agents sharing a server share its limit).
+// command, so agents sharing a server share its limit). The slot is leased
+// like an item and renewed while the call runs, so a dead worker's slots
+// free up as soon as its items do.
 func (e *Engine) callSlot(ctx context.Context, c *agentConn, server string) (release func(), err error) {
 	var s store.MCPServer
 	for _, x := range c.cfg.MCPServers {
@@ -204,14 +206,17 @@ func (e *Engine) callSlot(ctx context.Context, c *agentConn, server string) (rel
 	}
 	key := "mcp:" + strings.TrimSpace(s.URL+s.Command)
 	holder := fmt.Sprintf("%s/%d", e.cfg.WorkerID, e.callSeq.Add(1))
-	lease := time.Duration(c.cfg.ToolTimeoutSeconds)*time.Second + e.cfg.Lease
 	for {
-		slot, ok, err := e.store.AcquireCallSlot(ctx, key, s.Concurrency, holder, lease)
+		slot, ok, err := e.store.AcquireCallSlot(ctx, key, s.Concurrency, holder, e.cfg.Lease)
 		if err != nil {
 			return nil, err
 		}
 		if ok {
+			stop := e.renew(ctx, func(ctx context.Context) error {
+				return e.store.RenewCallSlot(ctx, key, slot, holder, e.cfg.Lease)
+			})
 			return func() {
+				stop()
 				if err := e.store.ReleaseCallSlot(context.WithoutCancel(ctx), key, slot, holder); err != nil {
 					e.log.WarnContext(ctx, "release MCP call slot", "server", server, "err", err)
 				}

@@ -66,6 +66,16 @@ func seriesSQL(d Dialect) string {
 	return `WITH RECURSIVE seq(n) AS (SELECT 0 UNION ALL SELECT n + 1 FROM seq WHERE n + 1 < ?) SELECT n FROM seq`
 }
 
+// RenewCallSlot extends a holder's lease on a slot while its call runs.
+func (s *Store) RenewCallSlot(ctx context.Context, key string, slot int, holder string, lease time.Duration) error {
+	err := s.conn(ctx).Exec(`UPDATE call_slots SET lease_until = ? WHERE slot_key = ? AND slot = ? AND holder = ?`,
+		s.now().Add(lease), key, slot, holder).Error
+	if err != nil {
+		return fmt.Errorf("store: renew call slot: %w", err)
+	}
+	return nil
+}
+
 // ReleaseCallSlot frees a slot this holder took.
 func (s *Store) ReleaseCallSlot(ctx context.Context, key string, slot int, holder string) error {
 	err := s.conn(ctx).Exec(`DELETE FROM call_slots WHERE slot_key = ? AND slot = ? AND holder = ?`, key, slot, holder).Error

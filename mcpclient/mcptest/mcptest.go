@@ -131,5 +131,8 @@ func (s *Server) Count(name string) int {
 	return int(n.(*atomic.Int64).Load())
 }
 
+// InFlight is how many calls are running now.
+func (s *Server) InFlight() int { return int(s.inFlight.Load()) }
+
 // Peak is the most calls that ran at once.
 func (s *Server) Peak() int { return int(s.peak.Load()) }
