@@ -1,10 +1,15 @@
 // Package checks scores a model's answer against a reference without an LLM.
 //
-// Each check type turns (response, reference) into a score in [0,1] plus a
+// Each check type turns (answer, reference) into a score in [0,1] plus a
 // short detail for people. Exact, contains, regex, numeric and the JSON checks
 // pass or fail (1 or 0); f1, bleu and rouge_l give partial credit. BLEU and
 // ROUGE-L follow sacrebleu's sentence_bleu and Google's rouge-score defaults so
 // numbers can be compared with published results.
+//
+// The trajectory checks (tool_called, tool_not_called, tool_args,
+// tool_sequence, max_tool_calls) score an agent's tool calls instead of its
+// text, pass or fail; they share the one list of types, so a task, a run's
+// metrics and every form name them like the others (see tools.go).
 package checks
 
 import (
@@ -14,6 +19,8 @@ import (
 	"slices"
 	"strings"
 	"unicode/utf8"
+
+	"tribunal/trajectory"
 )
 
 // Check type names, as stored on a task.
@@ -27,10 +34,18 @@ const (
 	RougeL     = "rouge_l"
 	JSONValid  = "json_valid"
 	JSONSchema = "json_schema"
+
+	ToolCalled    = "tool_called"
+	ToolNotCalled = "tool_not_called"
+	ToolArgs      = "tool_args"
+	ToolSequence  = "tool_sequence"
+	MaxToolCalls  = "max_tool_calls"
 )
 
-// Types lists every check type in display order.
-var Types = []string{ExactMatch, Contains, Regex, Numeric, F1, BLEU, RougeL, JSONValid, JSONSchema}
+// Types lists every check type in display order: the text checks, then the
+// trajectory checks.
+var Types = []string{ExactMatch, Contains, Regex, Numeric, F1, BLEU, RougeL, JSONValid, JSONSchema,
+	ToolCalled, ToolNotCalled, ToolArgs, ToolSequence, MaxToolCalls}
 
 // MaxPatternLen caps a regex pattern; RE2 is linear-time but a huge pattern
 // still costs memory to compile.
@@ -47,13 +62,26 @@ type Result struct {
 	Detail string
 }
 
-// Run scores response against ref. For regex, ref is the pattern; for
-// json_schema ref is the schema JSON; for json_valid ref is ignored; for the
-// other types ref is the expected answer (a task's reference or the check's
-// own value). The error is only for an unusable check: unknown type, bad
-// regex or schema, an empty reference, or a numeric reference with no number.
-// A wrong answer is a Result with Score 0, never an error.
-func Run(typ, response, ref string) (Result, error) {
+// Answer is what a check scores: the answer's text and, for an agent, the
+// tool calls it made on the way. ToolCalls is nil for a model target, which
+// the trajectory checks read as an answer that called no tool.
+type Answer struct {
+	Text      string
+	ToolCalls trajectory.Calls
+}
+
+// Run scores ans against ref (use Ref to pick it). For regex, ref is the
+// pattern; for json_schema ref is the schema JSON; for json_valid ref is
+// ignored; for the trajectory checks ref is the check's own value (see
+// tools.go); for the other types ref is the expected answer. The error is
+// only for an unusable check: unknown type, bad regex, schema or value, an
+// empty reference, or a numeric reference with no number. A wrong answer is
+// a Result with Score 0, never an error.
+func Run(typ string, ans Answer, ref string) (Result, error) {
+	if Trajectory(typ) {
+		return runTool(typ, ans.ToolCalls, ref)
+	}
+	response := ans.Text
 	if typ != JSONValid && strings.TrimSpace(ref) == "" {
 		if !known(typ) {
 			return Result{}, unknownType(typ)
@@ -83,13 +111,28 @@ func Run(typ, response, ref string) (Result, error) {
 	return Result{}, unknownType(typ)
 }
 
+// Ref is the reference a check runs against: its own value, or, for a text
+// check without one, the task's reference. A trajectory check never falls
+// back: its value says what to look for, and a reference answer cannot.
+func Ref(typ, value, taskReference string) string {
+	if value != "" || Trajectory(typ) {
+		return value
+	}
+	return taskReference
+}
+
 // Validate checks a check definition when a task is saved: the type is known,
-// a regex compiles, a schema compiles, a numeric reference holds a number.
-// ref may be empty: Run then gets the task's reference instead, so callers
-// that know it should validate that too (Validate(typ, task.Reference)).
+// a regex compiles, a schema compiles, a numeric reference holds a number, a
+// trajectory check's value parses. ref may be empty for a text check: Run
+// then gets the task's reference instead, so callers that know it should
+// validate that too (Validate(typ, Ref(typ, value, task.Reference))).
 func Validate(typ, ref string) error {
 	if !known(typ) {
 		return unknownType(typ)
+	}
+	if Trajectory(typ) {
+		_, err := parseTool(typ, ref)
+		return err
 	}
 	if strings.TrimSpace(ref) == "" {
 		return nil

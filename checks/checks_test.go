@@ -23,7 +23,7 @@ func runTable(t *testing.T, cases []runCase, tol float64) {
 	t.Helper()
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			got, err := checks.Run(tc.typ, tc.response, tc.ref)
+			got, err := checks.Run(tc.typ, checks.Answer{Text: tc.response}, tc.ref)
 			if err != nil {
 				t.Fatalf("Run(%q, %q, %q) error: %v", tc.typ, tc.response, tc.ref, err)
 			}
@@ -84,7 +84,7 @@ func TestRunErrors(t *testing.T) {
 		{"empty reference exact", checks.ExactMatch, "", ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := checks.Run(tc.typ, tc.response, tc.ref)
+			_, err := checks.Run(tc.typ, checks.Answer{Text: tc.response}, tc.ref)
 			if !errors.Is(err, checks.ErrInvalid) {
 				t.Fatalf("Run(%q, %q, %.30q) error = %v, want ErrInvalid", tc.typ, tc.response, tc.ref, err)
 			}
@@ -126,20 +126,21 @@ func TestValidate(t *testing.T) {
 
 // Every listed type must run; a type added to Types but not to Run fails here.
 func TestTypesAllRun(t *testing.T) {
-	refs := map[string]string{checks.Regex: "a", checks.Numeric: "1", checks.JSONSchema: "{}"}
+	refs := map[string]string{checks.Regex: "a", checks.Numeric: "1", checks.JSONSchema: "{}",
+		checks.ToolArgs: `{"tool": "a", "args": {}}`, checks.MaxToolCalls: "1"}
 	for _, typ := range checks.Types {
 		ref := refs[typ]
 		if ref == "" {
 			ref = "a"
 		}
-		if _, err := checks.Run(typ, "a 1 {}", ref); err != nil {
+		if _, err := checks.Run(typ, checks.Answer{Text: "a 1 {}"}, ref); err != nil {
 			t.Errorf("Run(%q) error: %v", typ, err)
 		}
 		if err := checks.Validate(typ, ref); err != nil {
 			t.Errorf("Validate(%q) error: %v", typ, err)
 		}
 	}
-	if len(checks.Types) != 9 {
-		t.Errorf("len(Types) = %d, want 9", len(checks.Types))
+	if len(checks.Types) != 14 {
+		t.Errorf("len(Types) = %d, want 14", len(checks.Types))
 	}
 }

@@ -83,7 +83,7 @@ func TestNumericGSM8KDataset(t *testing.T) {
 	}
 	final := func(s string) string { return strings.TrimSpace(s[strings.LastIndex(s, "####")+4:]) }
 	for i, a := range answers {
-		got, err := checks.Run(checks.Numeric, a, a)
+		got, err := checks.Run(checks.Numeric, checks.Answer{Text: a}, a)
 		if err != nil || got.Score != 1 {
 			t.Errorf("row %d against itself: %+v, %v", i, got, err)
 		}
@@ -91,7 +91,7 @@ func TestNumericGSM8KDataset(t *testing.T) {
 		if strings.ReplaceAll(final(a), ",", "") == strings.ReplaceAll(final(b), ",", "") {
 			continue
 		}
-		if got, _ := checks.Run(checks.Numeric, b, a); got.Score != 0 {
+		if got, _ := checks.Run(checks.Numeric, checks.Answer{Text: b}, a); got.Score != 0 {
 			t.Errorf("row %d against row %d: %+v", i, (i+1)%len(answers), got)
 		}
 	}

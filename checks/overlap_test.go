@@ -116,7 +116,7 @@ func TestF1(t *testing.T) {
 func TestOverlapCaps(t *testing.T) {
 	huge := strings.Repeat("word ", 50*checks.MaxTokens)
 	for _, typ := range []string{checks.F1, checks.BLEU, checks.RougeL} {
-		got, err := checks.Run(typ, huge, huge)
+		got, err := checks.Run(typ, checks.Answer{Text: huge}, huge)
 		if err != nil {
 			t.Fatalf("%s: %v", typ, err)
 		}
@@ -124,7 +124,7 @@ func TestOverlapCaps(t *testing.T) {
 			t.Errorf("%s on huge input = %+v, want score 1 and a truncation note", typ, got)
 		}
 	}
-	got, _ := checks.Run(checks.RougeL, "a b", "a b")
+	got, _ := checks.Run(checks.RougeL, checks.Answer{Text: "a b"}, "a b")
 	if strings.Contains(got.Detail, "truncated") {
 		t.Errorf("short input detail mentions truncation: %q", got.Detail)
 	}

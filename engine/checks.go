@@ -10,8 +10,10 @@ import (
 )
 
 // runChecks scores the answer with the task's reference checks that the run
-// switched on; calls is the agent's trajectory (nil for a model target). A check that cannot run (say, a numeric check whose reference
-// holds no number) scores nothing and says why in the live log.
+// switched on; calls is the agent's trajectory (nil for a model target, which
+// the trajectory checks read as no calls). A check that cannot run (say, a
+// numeric check whose reference holds no number) scores nothing and says why
+// in the live log.
 func (e *Engine) runChecks(w *store.WorkItem, opts store.RunOptions, response string, calls trajectory.Calls) []store.Score {
 	var out []store.Score
 	for _, c := range w.Task.Checks {
@@ -19,11 +21,8 @@ func (e *Engine) runChecks(w *store.WorkItem, opts store.RunOptions, response st
 		if !opts.MetricOn(metric) {
 			continue
 		}
-		ref := c.Value
-		if ref == "" {
-			ref = w.Task.Reference
-		}
-		res, err := checks.Run(c.Type, response, ref)
+		ref := checks.Ref(c.Type, c.Value, w.Task.Reference)
+		res, err := checks.Run(c.Type, checks.Answer{Text: response, ToolCalls: calls}, ref)
 		if err != nil {
 			e.logs.add(itemLog(w, store.LogWarn, "check", fmt.Sprintf("%s · %s: check %s could not run: %v",
 				w.Target.Label(), w.Task.TaskKey, c.Type, err), ""))

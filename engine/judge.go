@@ -7,10 +7,12 @@ import (
 	"fmt"
 	"strings"
 	"text/template"
+	"unicode/utf8"
 
 	"tribunal/llm"
 	"tribunal/rubric"
 	"tribunal/store"
+	"tribunal/trajectory"
 )
 
 // panelJudge is a run judge ready to judge: its template parsed and the
@@ -50,10 +52,18 @@ func newPanelJudge(ctx context.Context, j store.RunJudge, opts store.RunOptions)
 
 // judgeRequest builds the judge call for an item.
 func (pj *panelJudge) judgeRequest(ctx context.Context, w *store.WorkItem) (llm.Request, error) {
+	calls, err := toolCalls(w)
+	if err != nil {
+		return llm.Request{}, err
+	}
 	in := rubric.Input{Question: w.Task.Question, Turns: w.Task.AllTurns(), Answers: answers(w),
 		Reference: w.Task.Reference, Excellent: w.Task.Excellent, Good: w.Task.Good, Pass: w.Task.Pass,
 		IncorrectAnswerDirection: w.Task.IncorrectAnswerDirection, Constraints: w.Task.Constraints,
-		JudgeInstructions: w.Task.JudgeInstructions, Metrics: pj.metrics, ScaleMin: pj.ScaleMin, ScaleMax: pj.ScaleMax}
+		JudgeInstructions: w.Task.JudgeInstructions, ToolCalls: judgeToolCalls(calls),
+		Metrics: pj.metrics, ScaleMin: pj.ScaleMin, ScaleMax: pj.ScaleMax}
+	if w.Turns != nil {
+		in.AgentTurns = *w.Turns
+	}
 	if len(in.Answers) > 0 {
 		in.Response = in.Answers[len(in.Answers)-1]
 	}
@@ -98,6 +108,35 @@ func answers(w *store.WorkItem) []string {
 		return []string{*w.Response}
 	}
 	return []string{""}
+}
+
+// toolCalls is the item's trajectory: nil for a model target.
+func toolCalls(w *store.WorkItem) (trajectory.Calls, error) {
+	if w.ToolCalls == nil {
+		return nil, nil
+	}
+	var calls trajectory.Calls
+	if err := json.Unmarshal([]byte(*w.ToolCalls), &calls); err != nil {
+		return nil, fmt.Errorf("the item's tool calls do not decode: %w", err)
+	}
+	return calls, nil
+}
+
+// judgeToolCallsMax bounds the trajectory in a judge's prompt to well within
+// rubric.MaxOutput, so a long agent run leaves room for its answer.
+const judgeToolCallsMax = 64 << 10
+
+// judgeToolCalls is the trajectory as a judge reads it, clipped when long.
+func judgeToolCalls(calls trajectory.Calls) string {
+	text := calls.Compact()
+	if len(text) <= judgeToolCallsMax {
+		return text
+	}
+	cut := judgeToolCallsMax
+	for cut > 0 && !utf8.RuneStart(text[cut]) {
+		cut--
+	}
+	return text[:cut] + fmt.Sprintf("\n… (%d more bytes of tool calls not shown)", len(text)-cut)
 }
 
 // judge asks a panel judge for its verdict on the item and stores it; it

@@ -219,7 +219,7 @@ func TestStylePages(t *testing.T) {
 	}
 	help := form.Find(".template-help").Text()
 	for _, field := range []string{".Question", ".Turns", ".Answers", ".Response", ".Reference", ".Excellent", ".Good", ".Pass",
-		".IncorrectAnswerDirection", ".Constraints", ".JudgeInstructions", ".Metrics", ".ScaleMin", ".ScaleMax"} {
+		".IncorrectAnswerDirection", ".Constraints", ".JudgeInstructions", ".ToolCalls", ".AgentTurns", ".Metrics", ".ScaleMin", ".ScaleMax"} {
 		if !strings.Contains(help, "{{"+field+"}}") {
 			t.Errorf("template help lacks %s", field)
 		}

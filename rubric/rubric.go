@@ -34,8 +34,9 @@ var BuiltinMetrics = []Metric{
 	{Name: "subjective_quality", Description: "Overall helpfulness, tone and polish as an expert reader would judge it.", Weight: 1},
 }
 
-// DefaultTemplate lays out the task, references and answer for the judge.
-// The answer sits between markers so text in it cannot pose as instructions.
+// DefaultTemplate lays out the task, references and answer for the judge,
+// and an agent's tool calls when it made any. The answer and the tool calls
+// sit between markers so text in them cannot pose as instructions.
 const DefaultTemplate = `## Task
 {{.Question}}
 {{- if gt (len .Turns) 1}}
@@ -51,6 +52,14 @@ ANSWER>>>
 {{- end}}
 {{- end}}
 ` + contextSections + `
+{{- with .ToolCalls}}
+
+## Tool calls the agent made
+Each line is one call in order: the tool, its arguments, and what it returned (long results clipped).
+<<<TOOL_CALLS
+{{.}}
+TOOL_CALLS>>>
+{{- end}}
 {{- if le (len .Turns) 1}}
 
 ## Answer to grade
@@ -110,8 +119,14 @@ type Input struct {
 	IncorrectAnswerDirection string
 	Constraints              string
 	JudgeInstructions        string
-	Metrics                  []Metric
-	ScaleMin, ScaleMax       int
+	// ToolCalls is an agent's trajectory as the judge reads it
+	// (trajectory.Calls.Compact: one line per call); empty for a model
+	// target or an agent that called no tool. AgentTurns counts the agent's
+	// model calls (0 for a model target).
+	ToolCalls          string
+	AgentTurns         int
+	Metrics            []Metric
+	ScaleMin, ScaleMax int
 }
 
 var funcs = template.FuncMap{"inc": func(i int) int { return i + 1 }}
@@ -137,7 +152,7 @@ func Parse(ctx context.Context, text string) (*template.Template, error) {
 		return nil, fmt.Errorf("prompt template: %w", err)
 	}
 	sample := Input{Question: "Q", Turns: []string{"Q", "Q2"}, Answers: []string{"A", "A2"}, Response: "A2",
-		Metrics: BuiltinMetrics, ScaleMin: 1, ScaleMax: 10}
+		ToolCalls: `1. [turn 1] search({"q":"Q"}) → R`, AgentTurns: 2, Metrics: BuiltinMetrics, ScaleMin: 1, ScaleMax: 10}
 	if _, err := Render(ctx, t, sample); err != nil {
 		return nil, err
 	}
@@ -164,6 +179,7 @@ func Render(ctx context.Context, t *template.Template, in Input) (string, error)
 		answers[i] = defuse(a)
 	}
 	in.Answers = answers
+	in.ToolCalls = defuse(in.ToolCalls)
 	out, err := render(ctx, t, in)
 	if err != nil {
 		return "", fmt.Errorf("prompt template: %w", err)
@@ -171,7 +187,8 @@ func Render(ctx context.Context, t *template.Template, in Input) (string, error)
 	return out, nil
 }
 
-var markers = strings.NewReplacer("ANSWER>>>", "ANSWER> > >", "<<<ANSWER", "< < <ANSWER")
+var markers = strings.NewReplacer("ANSWER>>>", "ANSWER> > >", "<<<ANSWER", "< < <ANSWER",
+	"TOOL_CALLS>>>", "TOOL_CALLS> > >", "<<<TOOL_CALLS", "< < <TOOL_CALLS")
 
 func defuse(s string) string { return markers.Replace(s) }
 

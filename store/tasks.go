@@ -1,7 +1,6 @@
 package store
 
 import (
-	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -39,7 +38,8 @@ type TaskInput struct {
 }
 
 // Check is a reference metric of a task that needs no LLM: Type is one of
-// CheckTypes, and Value (when set) replaces the task's reference.
+// CheckTypes, and Value (when set) replaces the task's reference; a trajectory
+// check (checks.Trajectory) needs its own Value and never reads the reference.
 type Check struct {
 	Type  string `json:"type"`
 	Value string `json:"value,omitempty"`
@@ -103,7 +103,7 @@ func (in *TaskInput) Normalize() error {
 		c := &in.Checks[i]
 		c.Type = strings.TrimSpace(c.Type)
 		field := fmt.Sprintf("checks[%d]", i)
-		ref := cmp.Or(c.Value, in.Reference)
+		ref := checks.Ref(c.Type, c.Value, in.Reference)
 		if err := checks.Validate(c.Type, ref); err != nil {
 			return invalid(field, "%s", err.Error())
 		}

@@ -117,6 +117,16 @@ func CheckTypeWord(typ string) string {
 		return "Valid JSON"
 	case checks.JSONSchema:
 		return "JSON schema"
+	case checks.ToolCalled:
+		return "Tool called"
+	case checks.ToolNotCalled:
+		return "Tool not called"
+	case checks.ToolArgs:
+		return "Tool arguments"
+	case checks.ToolSequence:
+		return "Tool sequence"
+	case checks.MaxToolCalls:
+		return "Max tool calls"
 	}
 	return humanize(typ)
 }
