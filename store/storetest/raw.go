@@ -48,8 +48,11 @@ func open(t testing.TB, st *store.Store) *sql.DB {
 // run of a saved agent freezes it.
 func MakeAgentTarget(t testing.TB, st *store.Store, targetID int64, name string, version int) {
 	t.Helper()
-	exec(t, st, `UPDATE run_targets SET agent_name = ?, agent_version = ?, agent = ? WHERE id = ?`,
-		name, version, `{"name":"`+name+`","executor":"tools"}`, targetID)
+	cfg, err := json.Marshal(store.AgentInput{Name: name, Executor: store.ExecutorTools})
+	if err != nil {
+		t.Fatal(err)
+	}
+	exec(t, st, `UPDATE run_targets SET agent_name = ?, agent_version = ?, agent = ? WHERE id = ?`, name, version, string(cfg), targetID)
 }
 
 // SetTrace writes what an agent item did (its tool calls, model calls and
