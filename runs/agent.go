@@ -4,8 +4,12 @@ import (
 	"cmp"
 	"context"
 	"encoding/json"
+	"fmt"
 	"slices"
+	"strconv"
+	"strings"
 
+	"tribunal/format"
 	"tribunal/store"
 	"tribunal/trajectory"
 )
@@ -195,4 +199,42 @@ func ratio(a, b int64) *float64 {
 	}
 	r := float64(a) / float64(b)
 	return &r
+}
+
+// ToolColumns name ToolStats.Cells' columns, with what each means.
+var ToolColumns = [][2]string{
+	{"Items", "Items with a trajectory: answered, or ended without an answer"},
+	{"Tool calls / item", "Mean tool calls per item"},
+	{"Tool errors", "Failed calls ÷ calls"},
+	{"Turns / item", "Mean model calls per item"},
+	{"No final answer", "Items the agent ended without an answer (say, out of turns)"},
+	{"Most used tools", fmt.Sprintf("The %d most called tools, with their calls", TopToolsN)},
+}
+
+// Cells write the tool analytics as the run page and the report show them
+// (ToolColumns); "–" for nothing measured.
+func (ts ToolStats) Cells() []string {
+	errs := format.Pct(ts.ErrorRate)
+	if ts.Calls > 0 {
+		errs += fmt.Sprintf(" (%d of %d)", ts.Errors, ts.Calls)
+	}
+	tools := make([]string, len(ts.TopTools))
+	for i, t := range ts.TopTools {
+		tools[i] = t.String()
+	}
+	top := strings.Join(tools, ", ")
+	if top == "" {
+		top = format.None
+	}
+	return []string{strconv.FormatInt(ts.Items, 10), format.Num(ts.CallsPerItem, 1), errs, format.Num(ts.TurnsPerItem, 1),
+		strconv.FormatInt(ts.NoFinalAnswer, 10), top}
+}
+
+// String names the tool with its server and calls: "web · search ×4".
+func (c ToolCount) String() string {
+	name := c.Name
+	if c.Server != "" {
+		name = c.Server + " · " + name
+	}
+	return fmt.Sprintf("%s ×%d", name, c.Calls)
 }
