@@ -3,6 +3,7 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"strings"
@@ -22,6 +23,8 @@ type seededApp struct {
 	*app
 	runs  [2]int64
 	pages []string
+	// agentItem is an item of the second run's agent, with a trajectory.
+	agentItem int64
 }
 
 // seedEverything creates, through the JSON API, a provider, tasks, a
@@ -29,7 +32,7 @@ type seededApp struct {
 // and lists every page a user can open on them.
 func seedEverything(t *testing.T) *seededApp {
 	t.Helper()
-	a, _ := startAppWithStore(t, func(r llmtest.ChatRequest) llmtest.Reply {
+	a, st := startAppWithStore(t, func(r llmtest.ChatRequest) llmtest.Reply {
 		switch {
 		case r.IsJudge():
 			return llmtest.Reply{Content: `{"score": 7, "reasoning": "Mostly right; the **units** are missing."}`}
@@ -57,6 +60,11 @@ func seedEverything(t *testing.T) *seededApp {
 	apiCall(t, a, "POST", "/api/collections", map[string]any{"name": "Sweep", "description": "every page", "task_ids": keys}, &col, 201)
 	var judge store.Judge
 	apiCall(t, a, "POST", "/api/judges", map[string]any{"name": "Strict", "provider_id": prov.ID, "model": "fake-judge", "personality_name": "Strict examiner"}, &judge, 201)
+	var agent store.Agent
+	apiCall(t, a, "POST", "/api/agents", map[string]any{"name": "Docs helper", "provider_id": prov.ID, "model": "fake-small",
+		"system_prompt": "Answer from the docs.", "tags": []string{"sweep"},
+		"mcp_servers": []map[string]any{{"name": "docs", "url": "https://mcp.example.com/mcp", "allowed_tools": []string{"search_docs", "fetch_page"},
+			"headers": []map[string]any{{"key": "Authorization", "value": "Bearer mcp-page-sweep-0002"}}}}}, &agent, 201)
 	runBody := map[string]any{"judge_ids": []int64{judge.ID}, "collection_ids": []int64{col.ID},
 		"targets": []map[string]any{{"provider_id": prov.ID, "model": "fake-small"}, {"provider_id": prov.ID, "model": "fake-large"}}}
 	for i := range s.runs {
@@ -65,20 +73,23 @@ func seedEverything(t *testing.T) *seededApp {
 			ID     int64
 			Status string
 		}
-		apiCall(t, a, "POST", "/api/runs", runBody, &run, 201)
-		waitFinished(t, a, run.ID)
+		if i == 1 { // the second run's first target is the agent, with a trajectory
+			body := maps.Clone(runBody)
+			body["targets"] = []map[string]any{{"agent_id": agent.ID}, {"provider_id": prov.ID, "model": "fake-large"}}
+			apiCall(t, a, "POST", "/api/runs", body, &run, 201)
+			waitEndedUnseen(t, a, run.ID)
+		} else {
+			apiCall(t, a, "POST", "/api/runs", runBody, &run, 201)
+			waitFinished(t, a, run.ID)
+		}
 		s.runs[i] = run.ID
 	}
+	s.agentItem = seedTrajectory(t, a, st, s.runs[1])
 	var sched, kpi, alert struct{ ID int64 }
 	apiCall(t, a, "POST", "/api/schedules", map[string]any{"name": "Nightly", "cron": "0 0 3 * * *", "template": runBody}, &sched, 201)
 	apiCall(t, a, "POST", "/api/kpis", map[string]any{"name": "Quality", "formula": "score * 10 + pass_rate", "collection_id": col.ID}, &kpi, 201)
 	apiCall(t, a, "POST", "/api/alerts", map[string]any{"name": "Score low", "metric": "score", "model": "fake-small", "condition": "LESS_THAN",
 		"threshold": 0.8, "severity": "CRITICAL", "channels": []map[string]any{{"type": "in_app"}}}, &alert, 201)
-	var agent store.Agent
-	apiCall(t, a, "POST", "/api/agents", map[string]any{"name": "Docs helper", "provider_id": prov.ID, "model": "fake-small",
-		"system_prompt": "Answer from the docs.", "tags": []string{"sweep"},
-		"mcp_servers": []map[string]any{{"name": "docs", "url": "https://mcp.example.com/mcp", "allowed_tools": []string{"search_docs", "fetch_page"},
-			"headers": []map[string]any{{"key": "Authorization", "value": "Bearer mcp-page-sweep-0002"}}}}}, &agent, 201)
 	var styles []store.JudgementStyle
 	apiCall(t, a, "GET", "/api/judgement-styles", nil, &styles, 200)
 	var items struct{ Items []struct{ ID int64 } }
@@ -92,6 +103,7 @@ func seedEverything(t *testing.T) *seededApp {
 	r1, r2 := s.runs[0], s.runs[1]
 	s.pages = []string{
 		"/runs", "/runs/new", fmt.Sprintf("/runs/%d", r1), fmt.Sprintf("/runs/%d/grade", r1), fmt.Sprintf("/items/%d", items.Items[0].ID),
+		fmt.Sprintf("/runs/%d", r2), fmt.Sprintf("/items/%d", s.agentItem),
 		fmt.Sprintf("/compare?run_ids=%d,%d", r1, r2),
 		fmt.Sprintf("/compare/diff?a=%d&b=%d", items.Items[0].ID, items.Items[1].ID),
 		"/providers", fmt.Sprintf("/providers/%d/edit", prov.ID),

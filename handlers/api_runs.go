@@ -206,7 +206,7 @@ func (h *Handler) apiRunItems(c echo.Context) error {
 	if _, err := h.store.Run(c.Request().Context(), id); err != nil {
 		return err
 	}
-	page, err := h.store.RunItems(c.Request().Context(), id, f)
+	page, err := h.runs.Items(c.Request().Context(), id, f)
 	if err != nil {
 		return err
 	}

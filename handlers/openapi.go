@@ -17,6 +17,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"tribunal/store"
+	"tribunal/trajectory"
 )
 
 // apiRoute is one route of the JSON API. routes.go registers it and
@@ -181,6 +182,7 @@ var customSchemas = map[reflect.Type]map[string]any{
 	reflect.TypeFor[time.Time]():       {"type": "string", "format": "date-time"},
 	reflect.TypeFor[json.RawMessage](): {},
 	reflect.TypeFor[store.TaskRef]():   {"type": []string{"integer", "string"}, "description": "a task's numeric id or its task_id"},
+	reflect.TypeFor[trajectory.Args](): {"description": "the call's arguments: the JSON the model wrote, or the string it sent when that was no JSON"},
 }
 
 func (g *schemaGen) schema(t reflect.Type, reply bool) map[string]any {

@@ -374,13 +374,14 @@ func (h *Handler) itemsTable(c echo.Context, run *store.Run) (views.ItemsTable, 
 	if err != nil {
 		return views.ItemsTable{}, err
 	}
-	page, err := h.store.RunItems(c.Request().Context(), run.ID, f)
+	page, err := h.runs.Items(c.Request().Context(), run.ID, f)
 	if err != nil {
 		return views.ItemsTable{}, err
 	}
 	t := views.ItemsTable{RunID: run.ID, ItemFilter: viewFilter(f), Page: page}
 	seen := map[string]bool{}
 	for _, tg := range run.Targets {
+		t.Agents = t.Agents || tg.IsAgent()
 		if !seen[tg.Model] {
 			seen[tg.Model] = true
 			t.Models = append(t.Models, tg.Model)

@@ -218,7 +218,7 @@ func (h *Handler) apiRoutes() []apiRoute {
 		{method: post, path: "/runs", handler: h.apiCreateRun, summary: "Create a run and start it", in: store.RunInput{}, out: RunJSON{}, status: http.StatusCreated, errs: conflict},
 		{method: get, path: "/runs/:run", handler: h.apiGetRun, summary: "Show a run: setup, progress, current work, summary and KPI values", out: RunJSON{}},
 		{method: del, path: "/runs/:run", handler: h.apiDeleteRun, summary: "Delete a run"},
-		{method: get, path: "/runs/:run/items", handler: h.apiRunItems, summary: "List a run's items", query: "status model phase reason page per_page after", out: store.Page[store.ItemView]{}},
+		{method: get, path: "/runs/:run/items", handler: h.apiRunItems, summary: "List a run's items (an agent's with its tool calls, model calls and reasoning)", query: "status model phase reason page per_page after", out: store.Page[runs.ItemRow]{}},
 		{method: get, path: "/runs/:run/scores", handler: h.apiRunScores, summary: "List a run's scores", query: "model judge metric page per_page", out: store.Page[store.ScoreView]{}},
 		{method: get, path: "/runs/:run/agreement", handler: h.apiRunAgreement, summary: "Judge–human and judge–judge agreement (kappa)", out: analysis.Report{}},
 		{method: get, path: "/runs/:run/analysis", handler: h.apiRunAnalysis, summary: "Per-model means with CIs, paired tests, consistency, judge reliability", out: analysis.RunReport{}},
@@ -231,7 +231,7 @@ func (h *Handler) apiRoutes() []apiRoute {
 		{method: post, path: "/runs/:run/retry-failed", handler: h.apiRetryFailed, summary: "Send an ended run's failed items back to the phase each failed in", out: RequeuedJSON{}, errs: conflict},
 		{method: post, path: "/runs/:run/rerun", handler: h.apiRerun, summary: "A new run from this run's frozen setup", out: RunJSON{}, status: http.StatusCreated, errs: conflict},
 		{method: post, path: "/runs/:run/:action", handler: h.apiRunAction, summary: "Pause, resume or cancel a run", out: RunJSON{}, errs: conflict},
-		{method: get, path: "/items/:item", handler: h.apiGetItem, summary: "Show an item: task, answer, each judge's prompt, reply and scores, checks, cost, attempts, grade, and its neighbours among the run's items matching the items filter",
+		{method: get, path: "/items/:item", handler: h.apiGetItem, summary: "Show an item: task, answer (an agent's with its tool calls, model calls and reasoning), each judge's prompt, reply and scores, checks, cost, attempts, grade, and its neighbours among the run's items matching the items filter",
 			query: "status model phase reason", out: runs.ItemDetail{}},
 		{method: put, path: "/items/:item/grade", handler: h.apiGradeItem, summary: "Grade an item by hand", in: store.GradeInput{}, out: store.Grade{}},
 

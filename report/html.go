@@ -114,6 +114,8 @@ type runView struct {
 	SpreadCols                       [][2]string
 	Measures                         []measureRow
 	Grades                           []gradeRow
+	Tools                            []toolRow
+	ToolCols                         [][2]string
 	Charts                           []template.HTML
 	MetricCols                       []string
 	MetricRows                       []metricRow
@@ -286,7 +288,7 @@ func buildRun(ctx context.Context, svc *runs.Service, runID int64, maxItems int)
 	}
 	for _, pm := range sum.PerModel {
 		ms := overall[pm.TargetID]
-		v.Models = append(v.Models, modelRow{Label: pm.Provider + " / " + pm.Model, Overall: overallCI(ms), Score: fnum(pm.AvgScore, 2),
+		v.Models = append(v.Models, modelRow{Label: pm.Label, Overall: overallCI(ms), Score: fnum(pm.AvgScore, 2),
 			PassRate: fpct(pm.PassRate), Done: strconv.FormatInt(pm.Completed, 10), Failed: strconv.FormatInt(pm.Failed, 10),
 			Time: fms(pm.AvgTimeMs), TPS: fnum(pm.AvgTPS, 1), Cost: fusd(pm.CostUSD), PerDollar: fnum(ms.PerDollar, 0),
 			BestOverall: pm.TargetID == sum.Best.OverallTargetID && sum.Best.OverallTargetID != 0,
@@ -294,7 +296,7 @@ func buildRun(ctx context.Context, svc *runs.Service, runID int64, maxItems int)
 	}
 	v.SpreadCols = runs.SpreadColumns
 	for _, pm := range sum.PerModel {
-		ms, label := overall[pm.TargetID], pm.Provider+" / "+pm.Model
+		ms, label := overall[pm.TargetID], pm.Label
 		for i, m := range ms.Measures() {
 			v.Measures = append(v.Measures, measureRow{Label: label, Measure: m.Name, First: i == 0, Cells: m.Cells()})
 		}
@@ -302,6 +304,7 @@ func buildRun(ctx context.Context, svc *runs.Service, runID int64, maxItems int)
 		v.Grades = append(v.Grades, gradeRow{Label: label, Correct: strconv.FormatInt(g.Correct, 10), Partial: strconv.FormatInt(g.Partial, 10),
 			Wrong: strconv.FormatInt(g.Wrong, 10), Ungraded: strconv.FormatInt(g.Ungraded, 10), Accuracy: fpct(g.Accuracy), Weighted: fpct(g.Weighted)})
 	}
+	v.Tools, v.ToolCols = toolRows(sum), runs.ToolColumns
 	v.BestNote = sum.Best.Note
 	v.metricTable(d)
 	for _, t := range sum.PerTask {
@@ -313,12 +316,8 @@ func buildRun(ctx context.Context, svc *runs.Service, runID int64, maxItems int)
 			Done: fmt.Sprintf("%d/%d", t.Completed, t.Items)})
 	}
 	// One pass over the items: every score for the charts, the first rows for the list.
-	targetOf := map[string]int64{}
-	for _, t := range r.Targets {
-		targetOf[t.ProviderName+"\x00"+t.Model] = t.ID
-	}
 	err = EachItem(ctx, svc.Store(), runID, func(it *Item) error {
-		tid := targetOf[it.Provider+"\x00"+it.Model]
+		tid := it.RunTargetID
 		if it.Score != nil {
 			v.scores[tid] = append(v.scores[tid], *it.Score)
 		}
@@ -329,7 +328,7 @@ func buildRun(ctx context.Context, svc *runs.Service, runID int64, maxItems int)
 			v.ItemsCut = true
 			return nil
 		}
-		v.Items = append(v.Items, itemRowOf(it))
+		v.Items = append(v.Items, itemRowOf(it, v.labels[tid]))
 		return nil
 	})
 	if err != nil {
@@ -366,8 +365,9 @@ func buildRun(ctx context.Context, svc *runs.Service, runID int64, maxItems int)
 	return v, nil
 }
 
-func itemRowOf(it *Item) itemRow {
-	row := itemRow{ID: it.ID, TaskID: it.TaskID, Model: it.Provider + " / " + it.Model, Status: string(it.Status),
+// itemRowOf is an item's row in the list; label names its target.
+func itemRowOf(it *Item, label string) itemRow {
+	row := itemRow{ID: it.ID, TaskID: it.TaskID, Model: label, Status: string(it.Status),
 		Score: fnum(it.Score, 2), Question: it.Question, Reasoning: it.Reasoning, Error: it.Error,
 		Time: "–", Tokens: "–", Cost: fusd(it.CostUSD), Failed: it.Status == store.ItemFailed}
 	if it.RepeatIndex > 1 {

@@ -68,9 +68,10 @@ type Task struct {
 	Checks                   []store.Check `json:"checks,omitempty"`
 }
 
-// Item is one (task, target, repeat) with its answer, scores and grade.
+// Item is one (task, target, repeat) with its answer (an agent's with what
+// it did, as the API shows it), scores and grade.
 type Item struct {
-	store.ItemView
+	runs.ItemRow
 	Scores []Score `json:"scores"`
 	// GradeNotes accompany the human grade (ItemView.Grade).
 	GradeNotes string `json:"grade_notes,omitempty"`
@@ -158,7 +159,7 @@ func EachItem(ctx context.Context, st *store.Store, runID int64, fn func(*Item) 
 		return nil
 	}
 	err := st.EachRunItem(ctx, runID, func(v *store.ItemView) error {
-		batch = append(batch, Item{ItemView: *v})
+		batch = append(batch, Item{ItemRow: runs.RowOf(v)})
 		if len(batch) == itemBatch {
 			return flush()
 		}

@@ -19,6 +19,12 @@
 //	                                               sums in SQL, medians by a bounded sort)
 //	a model's human grades,          analytics.go  gradesOf (correct ÷ graded; correct 1,
 //	  accuracy and weighted score                  partial 0.5, wrong 0)
+//	an agent's tool analytics        agent.go      toolStatsOf (calls and turns per item,
+//	  (per model)                                  errors ÷ calls, top tools, no final
+//	                                               answer; one streamed scan of the
+//	                                               trajectories, store.EachTrace)
+//	an agent item's trajectory       agent.go      AgentTrace (item rows, item detail,
+//	                                               exports)
 //	a run's row in the runs list     glance.go     Service.Glance (no scan for live runs)
 //	gates' and KPIs' metric values   metrics.go    MetricsOf, NormalizedMetricsOf
 //	failure groups                   progress.go   Service.Failures

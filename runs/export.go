@@ -3,17 +3,23 @@ package runs
 import (
 	"context"
 	"encoding/csv"
+	"encoding/json"
 	"io"
 	"strconv"
+	"strings"
 
 	"tribunal/store"
 )
 
 // CSVHeader is the CSV export's columns, one row per item. best_overall and
 // best_value mark the rows of the run's best model overall and best value.
+// The last four are an agent item's: its tool calls (compact JSON, as
+// AgentTrace's), how many, how many failed, and its model calls; empty for
+// a model target's item.
 var CSVHeader = []string{"task_id", "category", "subcategory", "question", "reference", "provider", "model", "status",
 	"score", "judge", "reasoning", "response", "error", "time_ms", "tokens", "tps", "repeat", "cost_usd", "grade",
-	"best_overall", "best_value", "answer_attempts", "judge_attempts"}
+	"best_overall", "best_value", "answer_attempts", "judge_attempts",
+	"tool_calls", "tool_call_count", "tool_errors", "turns"}
 
 // WriteCSV writes a run's items as CSV, streaming them from the store so
 // memory stays flat; it returns how many rows it wrote. The web export and
@@ -23,16 +29,16 @@ func (s *Service) WriteCSV(ctx context.Context, w io.Writer, run *store.Run) (ro
 	if err != nil {
 		return 0, err
 	}
-	best := map[string][2]bool{}
+	best := map[int64][2]bool{}
 	for _, t := range run.Targets {
-		best[t.Label()] = [2]bool{t.ID == sum.Best.OverallTargetID, t.ID == sum.Best.ValueTargetID}
+		best[t.ID] = [2]bool{t.ID == sum.Best.OverallTargetID, t.ID == sum.Best.ValueTargetID}
 	}
 	cw := csv.NewWriter(w)
 	if err := cw.Write(CSVHeader); err != nil {
 		return 0, err
 	}
 	err = s.store.EachRunItem(ctx, run.ID, func(v *store.ItemView) error {
-		if err := cw.Write(csvRow(v, best[v.Provider+" / "+v.Model])); err != nil {
+		if err := cw.Write(csvRow(v, best[v.RunTargetID])); err != nil {
 			return err
 		}
 		if rows++; rows%1000 == 0 {
@@ -68,11 +74,30 @@ func csvRow(v *store.ItemView, best [2]bool) []string {
 	if v.Grade != nil {
 		grade = *v.Grade
 	}
-	return []string{csvSafe(v.TaskID), csvSafe(v.Category), csvSafe(v.Subcategory), csvSafe(v.Question), csvSafe(v.Reference),
+	row := []string{csvSafe(v.TaskID), csvSafe(v.Category), csvSafe(v.Subcategory), csvSafe(v.Question), csvSafe(v.Reference),
 		csvSafe(v.Provider), csvSafe(v.Model), string(v.Status), f(v.Score, 2), csvSafe(v.Judge), csvSafe(v.Reasoning),
 		csvSafe(resp), csvSafe(v.Error), n(v.TimeMs), n(v.CompletionTokens), f(v.TokensPerS, 2), strconv.Itoa(v.RepeatIndex),
 		f(v.CostUSD, 6), grade, strconv.FormatBool(best[0]), strconv.FormatBool(best[1]),
 		strconv.Itoa(v.AnswerAttempts), strconv.Itoa(v.JudgeAttempts)}
+	return append(row, agentCells(RowOf(v).Agent)...)
+}
+
+// agentCells are an agent item's last four cells; a model target's are empty.
+func agentCells(a *AgentTrace) []string {
+	if a == nil {
+		return []string{"", "", "", ""}
+	}
+	turns := ""
+	if a.Turns != nil {
+		turns = strconv.Itoa(*a.Turns)
+	}
+	// Unescaped <, > and &: a spreadsheet is no HTML page. Strings and
+	// numbers always encode.
+	var calls strings.Builder
+	enc := json.NewEncoder(&calls)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(a.ToolCalls)
+	return []string{csvSafe(strings.TrimSuffix(calls.String(), "\n")), strconv.Itoa(len(a.ToolCalls)), strconv.Itoa(a.ToolErrors), turns}
 }
 
 // csvSafe defuses spreadsheet formulas: text a model or user wrote that

@@ -40,6 +40,8 @@ type ItemDetail struct {
 	Response *string `json:"response"`
 	// SystemPrompt is the system prompt the model was sent, if any.
 	SystemPrompt string `json:"system_prompt,omitempty"`
+	// Agent is what an agent target did for the answer; absent for a model target.
+	Agent *AgentTrace `json:"agent,omitempty"`
 
 	// Score is the item's score on its judges' scale (the panel's mean), or
 	// the mean of its checks (0–1) in a run without judges.
@@ -253,6 +255,7 @@ func itemDetail(run *store.Run, w *store.WorkItem) *ItemDetail {
 		Attempts: ItemAttempts{Answer: w.AnswerAttempts, Judge: w.JudgeAttempts, Failures: w.Failures},
 		Judges:   []JudgeVerdict{}, Checks: []ItemScore{}, Measures: []ItemScore{}, Comparisons: []PairVerdict{},
 		UpdatedAt: w.UpdatedAt}
+	d.Agent = agentTrace(w.Target.IsAgent(), w.Target.AgentName, w.Target.AgentVersion, w.ToolCalls, w.Turns, w.Reasoning, w.Response)
 	if w.CostUSD != nil {
 		total := *w.CostUSD + w.JudgeCostUSD
 		d.CostUSD = &total

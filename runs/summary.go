@@ -67,6 +67,8 @@ type ModelScore struct {
 	PromptTokens *Spread `json:"prompt_tokens"`
 	// Grades counts the model's human grades.
 	Grades Grades `json:"grades"`
+	// Tools are an agent target's tool analytics; nil for a model target.
+	Tools *ToolStats `json:"tools,omitempty"`
 }
 
 // MetricRow is one metric of one source across the run's targets.
@@ -182,7 +184,7 @@ func Snapshot(ctx context.Context, st *store.Store, run *store.Run) (*Summary, e
 
 // summaryShape changes when Summary gains figures, so that summaries
 // stored in an older shape are computed again rather than shown without them.
-const summaryShape = "v2"
+const summaryShape = "v3"
 
 // summaryStamp is what a summary's figures depend on: the run's status and
 // item counts. Its grade counts depend on the grade stamp as well (gradedStamp).
@@ -266,12 +268,13 @@ func saveSnapshot(ctx context.Context, st *store.Store, runID int64, stamp strin
 }
 
 func summarize(ctx context.Context, st *store.Store, run *store.Run, prog Progress) (*Summary, error) {
-	// The three scans are independent: on PostgreSQL they run side by side
+	// The scans are independent: on PostgreSQL they run side by side
 	// on their own connections (SQLite's one connection takes them in turn).
 	var base *store.RunSummary
 	var b *store.Breakdown
 	var tasks []store.TaskOverall
 	var measures []store.TargetMeasures
+	var tools map[int64]*ToolStats
 	weights := ItemWeights(run)
 	g, gctx := errgroup.WithContext(ctx)
 	g.Go(func() (err error) {
@@ -290,6 +293,10 @@ func summarize(ctx context.Context, st *store.Store, run *store.Run, prog Progre
 		measures, err = st.RunMeasures(gctx, run.ID)
 		return err
 	})
+	g.Go(func() (err error) {
+		tools, err = toolStatsOf(gctx, st, run)
+		return err
+	})
 	if err := g.Wait(); err != nil {
 		return nil, err
 	}
@@ -297,6 +304,9 @@ func summarize(ctx context.Context, st *store.Store, run *store.Run, prog Progre
 		PassThreshold: base.PassThreshold, Breakdown: b}
 	sum.Models = modelScores(base.PerModel, tasks)
 	addMeasures(sum.Models, measures)
+	for i := range sum.Models {
+		sum.Models[i].Tools = tools[sum.Models[i].TargetID]
+	}
 	sum.PerMetric = metricRows(run, b.Metrics, weights)
 	sum.Best = pickBest(run, sum.Models, prog)
 	sum.BestOverall, sum.BestValue = sum.Best.OverallTargetID, sum.Best.ValueTargetID

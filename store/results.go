@@ -35,6 +35,18 @@ type ItemView struct {
 	JudgeAttempts    int        `json:"judge_attempts"`
 	FailedPhase      string     `json:"failed_phase,omitempty"`
 	UpdatedAt        time.Time  `json:"updated_at"`
+	// RunTargetID is the item's target.
+	RunTargetID int64 `json:"-"`
+	// AgentTarget says the target is an agent (AgentName and AgentVersion
+	// name it); ToolCalls (JSON, trajectory.Calls), AgentTurns and
+	// AgentReasoning are what it did, nil until it answered and for a model
+	// target. Package runs turns them into the API's shape.
+	AgentTarget    bool    `json:"-"`
+	AgentName      string  `json:"-"`
+	AgentVersion   int     `json:"-"`
+	ToolCalls      *string `json:"-"`
+	AgentTurns     *int    `json:"-"`
+	AgentReasoning *string `json:"-"`
 }
 
 // ItemFilter narrows and pages a run's items.
@@ -61,7 +73,9 @@ const itemViewSelect = `i.id, rt.task_key, rt.category, rt.subcategory, rt.quest
 	COALESCE((SELECT sc.reasoning FROM scores sc WHERE sc.item_id = i.id AND sc.metric = 'score' ORDER BY sc.id LIMIT 1), '') AS reasoning,
 	i.response, i.error, i.time_ms, i.prompt_tokens, i.completion_tokens, i.tokens_per_s, i.cost_usd,
 	(SELECT g.grade FROM grades g WHERE g.item_id = i.id) AS grade,
-	i.answer_attempts, i.judge_attempts, i.failed_phase, i.updated_at`
+	i.answer_attempts, i.judge_attempts, i.failed_phase, i.updated_at, i.run_target_id,
+	CASE WHEN tg.agent IS NULL THEN 0 ELSE 1 END AS agent_target, tg.agent_name, tg.agent_version,
+	i.tool_calls, i.turns AS agent_turns, i.reasoning AS agent_reasoning`
 
 // itemFilterQuery is the filter on items alone (no joins), so counting and
 // skipping ahead stay index-only however large the run. A model filter is
@@ -223,6 +237,8 @@ type ModelStats struct {
 	TargetID int64  `json:"target_id"`
 	Provider string `json:"provider"`
 	Model    string `json:"model"`
+	// Label names the target for people (RunTarget.Label).
+	Label string `json:"label"`
 	Stats
 }
 
@@ -297,7 +313,7 @@ func (s *Store) RunSummary(ctx context.Context, runID int64, taskLimit int) (*Ru
 	for _, t := range targets {
 		st := byTarget[t.ID]
 		st.finish()
-		out.PerModel = append(out.PerModel, ModelStats{TargetID: t.ID, Provider: t.ProviderName, Model: t.Model, Stats: st})
+		out.PerModel = append(out.PerModel, ModelStats{TargetID: t.ID, Provider: t.ProviderName, Model: t.Model, Label: t.Label(), Stats: st})
 	}
 	out.Overall.finish()
 	if err := s.conn(ctx).Model(&RunTask{}).Where("run_id = ?", runID).Count(&out.Tasks).Error; err != nil {

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -46,6 +47,7 @@ func sqliteWith(t testing.TB, cfg store.Config) *store.Store {
 		t.Fatalf("open sqlite store: %v", err)
 	}
 	t.Cleanup(func() { st.Close() })
+	remember(t, st, "sqlite", "file:"+filepath.Join(cfg.DataDir, "tribunal.db")+"?_pragma=busy_timeout(10000)")
 	return st
 }
 
@@ -99,6 +101,7 @@ func postgresWith(t testing.TB, cfg store.Config) *store.Store {
 		t.Fatalf("open postgres store: %v", err)
 	}
 	t.Cleanup(func() { st.Close() })
+	remember(t, st, "pgx", cfg.DatabaseURL)
 	return st
 }
 
