@@ -23,8 +23,17 @@ func (h *Handler) showRuns(c echo.Context) error {
 		return err
 	}
 	ctx := c.Request().Context()
-	l := views.RunsList{Status: string(f.Status), Tag: f.Tag, CollectionID: f.CollectionID,
+	l := views.RunsList{Status: string(f.Status), Tag: f.Tag, CollectionID: f.CollectionID, AgentID: f.AgentID,
 		From: c.QueryParam("from"), To: c.QueryParam("to")}
+	if f.AgentID != 0 {
+		a, err := h.store.Agent(ctx, f.AgentID)
+		if err != nil && !errors.Is(err, store.ErrNotFound) {
+			return err
+		}
+		if a != nil {
+			l.AgentName = a.Name
+		}
+	}
 	// The list's Compare button sends the ticked runs here, so that too few
 	// are answered on the list itself.
 	if c.QueryParam("compare") != "" {
