@@ -27,14 +27,31 @@ func (h *Handler) newRunForm(c echo.Context, f views.NewRunForm) (views.NewRunFo
 	if f.Judges, err = h.store.Judges(ctx); err != nil {
 		return f, err
 	}
-	if len(f.Targets) == 0 {
+	if f.Agents, err = h.store.Agents(ctx); err != nil {
+		return f, err
+	}
+	// An empty model picker to start from, unless agents alone were picked.
+	if len(f.Targets) == 0 && len(f.AgentPicked) == 0 {
 		f.Targets = []views.ModelChoice{{}}
 	}
 	return f, nil
 }
 
+// newRun is the new-run form; ?agent_id= (the Agents page's Benchmark)
+// ticks that agent.
 func (h *Handler) newRun(c echo.Context) error {
-	f, err := h.newRunForm(c, views.NewRunForm{})
+	f := views.NewRunForm{AgentPicked: map[int64]bool{}}
+	if v := c.QueryParam("agent_id"); v != "" {
+		id, err := strconv.ParseInt(v, 10, 64)
+		if err != nil || id <= 0 {
+			return badRequest("agent_id must be an agent id, got %q", v)
+		}
+		if _, err := h.store.Agent(c.Request().Context(), id); err != nil {
+			return err
+		}
+		f.AgentPicked[id] = true
+	}
+	f, err := h.newRunForm(c, f)
 	if err != nil {
 		return err
 	}
@@ -60,7 +77,7 @@ func runFormInput(c echo.Context) (store.RunInput, views.NewRunForm, error) {
 	if err != nil {
 		return store.RunInput{}, views.NewRunForm{}, badRequest("unreadable form: %v", err)
 	}
-	f := views.NewRunForm{Name: form.Get("name"), Selected: map[int64]bool{}, Panel: map[int64]bool{}, Checks: map[string]bool{},
+	f := views.NewRunForm{Name: form.Get("name"), Selected: map[int64]bool{}, Panel: map[int64]bool{}, Checks: map[string]bool{}, AgentPicked: map[int64]bool{},
 		Repeats: form.Get("repeats"), SystemPrompt: form.Get("system_prompt"), ChecksOnly: form.Get("checks_only") != ""}
 	in := store.RunInput{Name: form.Get("name"), TriggeredBy: "MANUAL", SystemPrompt: form.Get("system_prompt"), Pairwise: form.Get("pairwise") != ""}
 	f.Pairwise = in.Pairwise
@@ -137,6 +154,15 @@ func runFormInput(c echo.Context) (store.RunInput, views.NewRunForm, error) {
 		set, err := targetSettings(fmt.Sprintf("targets[%d].settings", i), choice)
 		keep(err)
 		in.Targets = append(in.Targets, store.ModelRef{ProviderID: pid, Model: mv, Settings: set})
+	}
+	// Agents follow the models; each brings its own model and settings.
+	for _, v := range form["agent_ids"] {
+		id, err := parseID("agent_ids", v)
+		keep(err)
+		if id > 0 && !f.AgentPicked[id] {
+			f.AgentPicked[id] = true
+			in.Targets = append(in.Targets, store.ModelRef{AgentID: id})
+		}
 	}
 	for _, v := range form["collection_ids"] {
 		id, err := parseID("collection_ids", v)

@@ -949,7 +949,7 @@ func RunProgress(p ProgressView) templ.Component {
 				return templ_7745c5c3_Err
 			}
 		}
-		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 76, " data-testid=\"rerun\" title=\"A new run from this run's frozen tasks, models, judges and style versions\">Re-run</button> <button class=\"outline secondary\" hx-post=\"")
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 76, " data-testid=\"rerun\" title=\"A new run from this run's frozen tasks, models, agent versions (an agent edited since runs as it was), judges and style versions\">Re-run</button> <button class=\"outline secondary\" hx-post=\"")
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
