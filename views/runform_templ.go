@@ -901,8 +901,11 @@ func agentRunsOn(a store.Agent, ps []store.Provider) string {
 	return ExecutorWord(a.Executor) + " on " + providerName(ps, a.ProviderID) + " / " + a.Model
 }
 
-func toolServers(a store.Agent) string {
-	switch n := len(a.MCPServers); n {
+func toolServers(a store.Agent) string { return toolServersOf(len(a.MCPServers)) }
+
+// toolServersOf counts an agent's MCP servers in words.
+func toolServersOf(n int) string {
+	switch n {
 	case 0:
 		return "no tool servers"
 	case 1:
