@@ -167,3 +167,66 @@ func TestNewRunFormAgents(t *testing.T) {
 		waitEnded(t, st, again.ID)
 	})
 }
+
+// TestCompareAgentVersions: two runs of one agent at two versions compare
+// as the same subject across runs, each entry named by its version, on the
+// compare page too.
+func TestCompareAgentVersions(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, st *store.Store) {
+		a := newApp(t, st, nil)
+		ctx := context.Background()
+		p, err := st.CreateProvider(ctx, store.ProviderInput{Name: "Fake", BaseURL: a.fake.URL})
+		if err != nil {
+			t.Fatal(err)
+		}
+		tk, err := st.CreateTask(ctx, store.TaskInput{TaskKey: "t", Category: "c", Question: "q", Reference: "r"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		col, err := st.CreateCollection(ctx, store.CollectionInput{Name: "c", TaskIDs: &[]store.TaskRef{{ID: tk.ID}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		pid := p.ID
+		ag, err := st.CreateAgent(ctx, store.AgentInput{Name: "Helper", ProviderID: &pid, Model: "fake-small"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		start := func() int64 {
+			var run agentRunTargets
+			a.do(t, call{method: "POST", path: "/api/runs", body: fmt.Sprintf(`{"judge":{"provider_id":%d,"model":"fake-judge"},"targets":[{"agent_id":%d}],"collection_ids":[%d]}`,
+				p.ID, ag.ID, col.ID)}, 201, &run)
+			waitEnded(t, st, run.ID)
+			return run.ID
+		}
+		first := start()
+		if _, err := st.UpdateAgent(ctx, ag.ID, store.AgentInput{Name: "Helper", ProviderID: &pid, Model: "fake-large"}); err != nil {
+			t.Fatal(err)
+		}
+		second := start()
+
+		var cmp struct {
+			Entries []struct {
+				Model   string `json:"model"`
+				AgentID int64  `json:"agent_id"`
+			} `json:"entries"`
+			Baselines []int `json:"baselines"`
+			PairTests []struct {
+				A, B    string
+				Pairing string `json:"pairing"`
+			} `json:"pair_tests"`
+		}
+		a.do(t, call{method: "GET", path: fmt.Sprintf("/api/compare?run_ids=%d,%d&baseline=%d", first, second, first)}, 200, &cmp)
+		if len(cmp.Entries) != 2 || cmp.Entries[0].Model != "Helper (agent v1)" || cmp.Entries[1].Model != "Helper (agent v2)" ||
+			cmp.Entries[1].AgentID != ag.ID {
+			t.Fatalf("entries: %+v", cmp.Entries)
+		}
+		if len(cmp.Baselines) != 2 || cmp.Baselines[1] != 0 || len(cmp.PairTests) != 1 || cmp.PairTests[0].Pairing != "same_model" {
+			t.Errorf("v2 is not measured against v1: baselines %v, pairs %+v", cmp.Baselines, cmp.PairTests)
+		}
+		_, doc, _ := a.get(t, fmt.Sprintf("/compare?run_ids=%d,%d", first, second))
+		if text := doc.Text(); !strings.Contains(text, "Helper (agent v1)") || !strings.Contains(text, "Helper (agent v2)") {
+			t.Error("the compare page does not name both versions")
+		}
+	})
+}
