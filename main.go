@@ -90,6 +90,7 @@ func parseConfig(args []string) (Config, error) {
   import FILE          import tasks (CSV, JSONL, YAML, promptfoo, MT-Bench, OpenAI evals)
   export RUN_ID        write a run as csv, json or a self-contained html report
   models PROVIDER      list a provider's models with prices
+  agents               list the saved agents (id, name, version, executor, model, MCP servers)
 
 Flags (each has an environment variable):
 `)

@@ -17,8 +17,12 @@ type Entry struct {
 	RunID    int64  `json:"run_id"`
 	RunName  string `json:"run"`
 	TargetID int64  `json:"target_id"`
+	// Model is the model, or for an agent its name and version (the
+	// target's Label), so two versions of one agent stay apart.
 	Model    string `json:"model"`
 	Provider string `json:"provider"`
+	// AgentID is the agent an agent target ran; its versions pair as one model.
+	AgentID int64 `json:"agent_id,omitempty"`
 	// Tasks holds the entry's result per task id.
 	Tasks map[string]store.TaskResult `json:"-"`
 	// PassThreshold is the score a task needs to pass in the entry's run.
@@ -28,6 +32,12 @@ type Entry struct {
 // Label names an entry for people: "model (run name)".
 func (e Entry) Label() string { return fmt.Sprintf("%s (%s)", e.Model, e.RunName) }
 
+// sameSubject reports whether two entries benchmark the same thing: one
+// model, or one agent at any of its versions.
+func (e Entry) sameSubject(b Entry) bool {
+	return e.Model == b.Model || (e.AgentID != 0 && e.AgentID == b.AgentID)
+}
+
 // Entries splits a run's task results into one entry per target.
 func Entries(run *store.Run, pass float64, results []store.TaskResult) []Entry {
 	out := make([]Entry, len(run.Targets))
@@ -35,6 +45,12 @@ func Entries(run *store.Run, pass float64, results []store.TaskResult) []Entry {
 	for i, t := range run.Targets {
 		out[i] = Entry{RunID: run.ID, RunName: run.Name, TargetID: t.ID, Model: t.Model, Provider: t.ProviderName,
 			Tasks: map[string]store.TaskResult{}, PassThreshold: pass}
+		if t.IsAgent() {
+			out[i].Model = t.Label()
+			if t.AgentID != nil {
+				out[i].AgentID = *t.AgentID
+			}
+		}
 		index[t.ID] = i
 	}
 	for _, r := range results {
@@ -136,7 +152,7 @@ func Baselines(entries []Entry, baselineRun int64) []int {
 		}
 		out[i] = first
 		for j, b := range entries {
-			if b.RunID == baselineRun && b.Model == e.Model {
+			if b.RunID == baselineRun && e.sameSubject(b) {
 				out[i] = j
 				break
 			}
@@ -245,7 +261,7 @@ func PairingTitle(p string) string {
 
 func pairing(a, b Entry) string {
 	switch {
-	case a.Model == b.Model && a.RunID != b.RunID:
+	case a.sameSubject(b) && a.RunID != b.RunID:
 		return PairSameModel
 	case a.RunID == b.RunID:
 		return PairSameRun

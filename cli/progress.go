@@ -181,7 +181,7 @@ func (p *progress) tail(s snapshot) string {
 		if s.Current.Status == store.ItemJudging {
 			what = "judging"
 		}
-		cur = fmt.Sprintf("%s %s / %s · task %s", what, s.Current.Provider, s.Current.Model, s.Current.TaskID)
+		cur = fmt.Sprintf("%s %s · task %s", what, s.Current.Label(), s.Current.TaskID)
 	case s.Model != "":
 		cur = s.Model
 	}

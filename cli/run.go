@@ -188,6 +188,10 @@ func (e *env) finish(ctx context.Context, st *store.Store, runID int64, f *runfi
 	}
 	tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "MODEL\tOVERALL [95% CI]\tSCORE\tPASS RATE\tMEAN TIME\tTOKENS/S\tCOST\tFAILED\t")
+	label := map[int64]string{}
+	for _, t := range run.Targets {
+		label[t.ID] = t.Label()
+	}
 	for _, pm := range sum.PerModel {
 		note := ""
 		if pm.TargetID == bestOverall {
@@ -197,7 +201,7 @@ func (e *env) finish(ctx context.Context, st *store.Store, runID int64, f *runfi
 			note = strings.TrimPrefix(note+", best value", ", ")
 		}
 		cost := pm.CostUSD
-		fmt.Fprintf(tw, "%s / %s\t%s\t%s\t%s\t%s\t%s\t%s\t%d\t%s\n", pm.Provider, pm.Model, overallCI(overall[pm.TargetID]),
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%d\t%s\n", label[pm.TargetID], overallCI(overall[pm.TargetID]),
 			format.Score(pm.AvgScore), format.Pct(pm.PassRate), format.Ms(pm.AvgTimeMs), format.Num(pm.AvgTPS, 1),
 			format.USD(cost), pm.Failed, note)
 	}

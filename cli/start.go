@@ -61,6 +61,16 @@ func (e *env) startRun(ctx context.Context, st *store.Store, eng *engine.Engine,
 	for _, s := range styles {
 		styleByName[strings.ToLower(s.Name)] = s
 	}
+	if f.HasAgents() {
+		agents, err := st.Agents(ctx)
+		if err != nil {
+			return nil, failErr("%v", err)
+		}
+		var ps runfile.Problems
+		if errors.As(f.ResolveAgents(agents), &ps) {
+			probs.list = append(probs.list, ps...)
+		}
+	}
 	metricNames := map[string]bool{}
 	for _, m := range runfile.BuiltinMetrics {
 		metricNames[m] = true
@@ -189,6 +199,10 @@ func (e *env) startRun(ctx context.Context, st *store.Store, eng *engine.Engine,
 		}
 	}
 	for _, t := range f.Targets {
+		if t.AgentID != 0 {
+			in.Targets = append(in.Targets, store.ModelRef{AgentID: t.AgentID, Tags: t.Tags})
+			continue
+		}
 		in.Targets = append(in.Targets, store.ModelRef{ProviderID: providerIDs[t.Provider], Model: t.Model, Settings: t.Settings, Tags: t.Tags})
 	}
 

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -10,6 +11,7 @@ import (
 
 	"tribunal/importer"
 	"tribunal/runfile"
+	"tribunal/store"
 )
 
 const validateUsage = `Usage: tribunal validate FILE...
@@ -17,8 +19,10 @@ const validateUsage = `Usage: tribunal validate FILE...
 Checks run files (providers:, tasks:, targets:, judge:, gates:) and task
 files (CSV, JSONL, YAML task definitions, promptfoo, MT-Bench, OpenAI evals)
 without running anything, and lists every problem with its line. Referenced
-environment variables must be set. Names of stored providers, judges, styles
-and collections are checked when the run starts.
+environment variables must be set. A run file's agent: targets are looked up
+among the saved agents (the database of --data-dir or --database-url); names
+of stored providers, judges, styles and collections are checked when the run
+starts.
 `
 
 // runFileKeys tell a run file from a YAML task file.
@@ -35,7 +39,7 @@ func isRunFile(path string, data []byte) bool {
 func (e *env) validate(args []string) error {
 	fs := newFlagSet("validate", validateUsage, e.stderr)
 	var db dbFlags
-	e.addDBFlags(fs, &db) // accepted like every command's, though validate opens no database
+	e.addDBFlags(fs, &db) // the database is opened only to look up agent: targets
 	asTasks := fs.Bool("tasks", false, "treat every file as a task file")
 	format := fs.String("format", "", "task file format (csv, jsonl, yaml, promptfoo, mtbench, openai_evals); default: detected")
 	files, err := parseFlags(fs, args)
@@ -46,6 +50,8 @@ func (e *env) validate(args []string) error {
 		fs.Usage()
 		return usageErr("name a file to validate")
 	}
+	ctx := context.Background()
+	var agents []store.Agent // read once, for the first run file with agent: targets
 	bad := 0
 	for _, path := range files {
 		data, err := os.ReadFile(path)
@@ -59,6 +65,17 @@ func (e *env) validate(args []string) error {
 			if err != nil {
 				bad += e.printProblems(err)
 				continue
+			}
+			if f.HasAgents() {
+				if agents == nil {
+					if agents, err = e.storedAgents(ctx, db); err != nil {
+						return err
+					}
+				}
+				if err := f.ResolveAgents(agents); err != nil {
+					bad += e.printProblems(err)
+					continue
+				}
 			}
 			fmt.Fprintf(e.stdout, "%s: OK — %s\n", path, describeRunFile(f))
 			continue
@@ -74,6 +91,20 @@ func (e *env) validate(args []string) error {
 		return usageErr("%d problem(s); nothing was run or imported", bad)
 	}
 	return nil
+}
+
+// storedAgents reads the saved agents, never nil.
+func (e *env) storedAgents(ctx context.Context, db dbFlags) ([]store.Agent, error) {
+	st, err := e.openStore(ctx, db)
+	if err != nil {
+		return nil, err
+	}
+	defer st.Close()
+	agents, err := st.Agents(ctx)
+	if err != nil {
+		return nil, failErr("%v", err)
+	}
+	return append([]store.Agent{}, agents...), nil
 }
 
 // printProblems lists run-file problems, one a line, and counts them.

@@ -100,6 +100,13 @@ func (h *Handler) runFilter(c echo.Context) (store.RunFilter, error) {
 		}
 		f.CollectionID = id
 	}
+	if v := c.QueryParam("agent_id"); v != "" {
+		id, err := strconv.ParseInt(v, 10, 64)
+		if err != nil || id <= 0 {
+			return f, badRequest("agent_id must be an agent id, got %q", v)
+		}
+		f.AgentID = id
+	}
 	if f.From, err = queryTime(c, "from", false); err != nil {
 		return f, err
 	}

@@ -28,7 +28,11 @@ func (h *Handler) renderAgents(c echo.Context, status int, form views.AgentForm)
 	if form.Providers, err = h.store.Providers(ctx); err != nil {
 		return err
 	}
-	return render(c, status, views.AgentsPage(as, form))
+	counts, err := h.store.AgentRunCounts(ctx)
+	if err != nil {
+		return err
+	}
+	return render(c, status, views.AgentsPage(as, counts, form))
 }
 
 // agentForm reads the agent form (views.AgentFormView) into an input.

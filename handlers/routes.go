@@ -214,7 +214,7 @@ func (h *Handler) apiRoutes() []apiRoute {
 		{method: put, path: "/judges/:judge", handler: h.apiUpdateJudge, summary: "Update a judge", in: store.JudgeInput{}, out: store.Judge{}, errs: conflict},
 		{method: del, path: "/judges/:judge", handler: h.apiDeleteJudge, summary: "Delete a judge"},
 
-		{method: get, path: "/runs", handler: h.apiListRuns, summary: "List runs, newest first", query: "status tag collection_id from to page per_page", out: store.Page[*RunJSON]{}},
+		{method: get, path: "/runs", handler: h.apiListRuns, summary: "List runs, newest first", query: "status tag collection_id agent_id from to page per_page", out: store.Page[*RunJSON]{}},
 		{method: post, path: "/runs", handler: h.apiCreateRun, summary: "Create a run and start it", in: store.RunInput{}, out: RunJSON{}, status: http.StatusCreated, errs: conflict},
 		{method: get, path: "/runs/:run", handler: h.apiGetRun, summary: "Show a run: setup, progress, current work, summary and KPI values", out: RunJSON{}},
 		{method: del, path: "/runs/:run", handler: h.apiDeleteRun, summary: "Delete a run"},

@@ -1,6 +1,7 @@
 package runfile
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"regexp"
@@ -85,9 +86,9 @@ func (p *reader) gates(n *node) {
 				if !p.targetNamed(model) {
 					labels := make([]string, len(p.f.Targets))
 					for t := range p.f.Targets {
-						labels[t] = p.f.Targets[t].Model
+						labels[t] = cmp.Or(p.f.Targets[t].Model, p.f.Targets[t].Agent)
 					}
-					msg := fmt.Sprintf("no target %q (name a target's model or \"provider / model\")", model)
+					msg := fmt.Sprintf("no target %q (name a target's model, \"provider / model\" or an agent)", model)
 					if s := suggest(model, labels); s != "" {
 						msg += fmt.Sprintf("; did you mean %q?", s)
 					}
@@ -115,7 +116,7 @@ func (p *reader) gates(n *node) {
 
 func (p *reader) targetNamed(name string) bool {
 	return slices.ContainsFunc(p.f.Targets, func(t Target) bool {
-		return t.Model == name || strings.EqualFold(t.Label(), name)
+		return t.Model == name || strings.EqualFold(t.Label(), name) || (t.Agent != "" && strings.EqualFold(t.Agent, name))
 	})
 }
 
@@ -216,7 +217,9 @@ func (g Gates) Evaluate(m *store.RunMetrics) []GateResult {
 		slices.Sort(labels)
 		for _, label := range labels {
 			_, model, _ := strings.Cut(label, " / ")
-			if strings.EqualFold(label, mg.Model) || model == mg.Model {
+			// An agent's label is "name (agent vN)": a gate names the agent.
+			agent, _, isAgent := strings.Cut(label, " (agent v")
+			if strings.EqualFold(label, mg.Model) || model == mg.Model || (isAgent && strings.EqualFold(agent, mg.Model)) {
 				matched = true
 				check(label, mg.Gates, m.PerModel[label])
 			}

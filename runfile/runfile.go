@@ -119,17 +119,27 @@ type Provider struct {
 	Secrets []string
 }
 
-// Target is a model under test.
+// Target is a model under test, or a saved agent by name (Agent).
 type Target struct {
 	Provider string
 	Model    string
 	Settings store.TargetSettings
-	Tags     []string
-	Line     int
+	// Agent names a saved agent; AgentID is its id once ResolveAgents found it.
+	Agent   string
+	AgentID int64
+	Tags    []string
+	Line    int
+	field   string // where an agent's name was written, for ResolveAgents' problems
 }
 
-// Label is "provider / model", as runs name their targets.
-func (t Target) Label() string { return t.Provider + " / " + t.Model }
+// Label is "provider / model", as runs name their targets, or the agent's
+// name (its version is known once the run froze it).
+func (t Target) Label() string {
+	if t.Agent != "" {
+		return t.Agent + " (agent)"
+	}
+	return t.Provider + " / " + t.Model
+}
 
 // Judge is a judge model, or a saved judge by Name alone.
 type Judge struct {
@@ -340,20 +350,25 @@ func (p *reader) providerRef(n *node, field string) string {
 
 func (p *reader) targets(n *node) {
 	if n.isNull() {
-		p.errf(0, "targets", "is required: the models to benchmark, e.g. - {provider: local, model: llama3.1:8b}")
+		p.errf(0, "targets", "is required: the models to benchmark, e.g. - {provider: local, model: llama3.1:8b}, or saved agents, - agent: Docs helper")
 		return
 	}
 	type key struct{ provider, model string }
 	seen := map[key]int{}
+	agents := map[string]int{}
 	for i, it := range p.items(n, "targets") {
 		field := fmt.Sprintf("targets[%d]", i)
 		if !p.mapping(it, field) {
 			continue
 		}
-		p.keys(it, field, "provider", "model", "models", "settings", "tags")
+		if it.get("agent") != nil {
+			p.agentTarget(it, field, agents)
+			continue
+		}
+		p.keys(it, field, "provider", "model", "models", "settings", "tags", "agent")
 		provider := p.providerRef(it.get("provider"), field+".provider")
 		if it.get("provider").isNull() {
-			p.errf(it.line, field+".provider", "is required")
+			p.errf(it.line, field+".provider", "is required (or agent: to benchmark a saved agent)")
 		}
 		var models []*node
 		switch m, ms := it.get("model"), it.get("models"); {

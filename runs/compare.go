@@ -172,6 +172,9 @@ func (s *Service) Diff(ctx context.Context, a, b int64) (*AnswerDiff, error) {
 		for _, t := range run.Targets {
 			if t.ID == ans.RunTargetID {
 				side.Model, side.Provider = t.Model, t.ProviderName
+				if t.IsAgent() {
+					side.Model = t.Label()
+				}
 			}
 		}
 		answers[i], out.Sides[i] = ans, side

@@ -84,3 +84,22 @@ func (s *Store) ReleaseCallSlot(ctx context.Context, key string, slot int, holde
 	}
 	return nil
 }
+
+// AgentRunCounts counts, per agent id, the runs that benchmarked the agent
+// (at any version); an agent no run used is absent.
+func (s *Store) AgentRunCounts(ctx context.Context) (map[int64]int64, error) {
+	var rows []struct {
+		AgentID int64
+		Runs    int64
+	}
+	err := s.conn(ctx).Model(&RunTarget{}).Select("agent_id, COUNT(DISTINCT run_id) AS runs").
+		Where("agent_id IS NOT NULL").Group("agent_id").Scan(&rows).Error
+	if err != nil {
+		return nil, fmt.Errorf("store: agent run counts: %w", err)
+	}
+	out := make(map[int64]int64, len(rows))
+	for _, r := range rows {
+		out[r.AgentID] = r.Runs
+	}
+	return out, nil
+}

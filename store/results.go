@@ -175,13 +175,21 @@ type CurrentWork struct {
 	Provider string     `json:"provider"`
 	Model    string     `json:"model"`
 	Status   ItemStatus `json:"status"`
+	// AgentName and AgentVersion name the agent when the target is one.
+	AgentName    string `json:"agent_name,omitempty"`
+	AgentVersion int    `json:"agent_version,omitempty"`
+}
+
+// Label names the target at work as RunTarget.Label does.
+func (w CurrentWork) Label() string {
+	return RunTarget{ProviderName: w.Provider, Model: w.Model, AgentName: w.AgentName, AgentVersion: w.AgentVersion}.Label()
 }
 
 // RunCurrent returns the most recently claimed item still in flight, if any.
 func (s *Store) RunCurrent(ctx context.Context, runID int64) (*CurrentWork, error) {
 	var rows []CurrentWork
 	err := s.conn(ctx).Table("items i").
-		Select("rt.task_key AS task_id, tg.provider_name AS provider, tg.model, i.status").
+		Select("rt.task_key AS task_id, tg.provider_name AS provider, tg.model, i.status, tg.agent_name, tg.agent_version").
 		Joins("JOIN run_tasks rt ON rt.id = i.run_task_id").
 		Joins("JOIN run_targets tg ON tg.id = i.run_target_id").
 		Where("i.run_id = ? AND i.status IN ?", runID, []ItemStatus{ItemInProgress, ItemJudging}).

@@ -122,7 +122,7 @@ func (in *RunInput) normalize() error {
 		}
 	}
 	if len(in.Targets) == 0 {
-		return invalid("targets", "pick at least one model to benchmark")
+		return invalid("targets", "pick at least one model or agent to benchmark")
 	}
 	if len(in.Targets) > 50 {
 		return invalid("targets", "a run has at most 50 targets")

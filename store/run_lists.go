@@ -29,6 +29,7 @@ type RunFilter struct {
 	Status       RunStatus
 	Tag          string     // runs carrying this tag
 	CollectionID int64      // runs that drew tasks from this collection
+	AgentID      int64      // runs that benchmarked this agent (any version)
 	From         *time.Time // created at or after
 	To           *time.Time // created before
 	Page         int
@@ -43,6 +44,9 @@ func (f RunFilter) where(q *gorm.DB, table string) *gorm.DB {
 	}
 	if f.CollectionID != 0 {
 		q = q.Where("EXISTS (SELECT 1 FROM run_collections rc WHERE rc.run_id = runs.id AND rc.collection_id = ?)", f.CollectionID)
+	}
+	if f.AgentID != 0 {
+		q = q.Where("EXISTS (SELECT 1 FROM run_targets rt WHERE rt.run_id = runs.id AND rt.agent_id = ?)", f.AgentID)
 	}
 	if f.From != nil {
 		q = q.Where("runs.created_at >= ?", f.From.UTC())

@@ -450,6 +450,8 @@ func (s *Store) RerunRun(ctx context.Context, sourceID int64, triggeredBy, snaps
 		for i := range targets {
 			t := &targets[i]
 			t.ID, t.RunID, t.WarmupStatus, t.WarmupError, t.WarmupWorker, t.WarmupUntil = 0, run.ID, WarmupPending, "", "", nil
+			// An agent keeps its frozen version; its tools are listed again at warm-up.
+			t.Tools = nil
 		}
 		if err := tx.conn(ctx).Create(&targets).Error; err != nil {
 			return fmt.Errorf("store: rerun targets: %w", err)
