@@ -76,12 +76,20 @@ func agentTrace(agent bool, name string, version int, calls *string, turns *int,
 type ItemRow struct {
 	store.ItemView
 	Agent *AgentTrace `json:"agent,omitempty"`
+	// ToolCalls and Turns repeat the agent's trajectory and model calls at
+	// the top level, where scripts look for them; null for a model target.
+	ToolCalls trajectory.Calls `json:"tool_calls"`
+	Turns     *int             `json:"turns,omitempty"`
 }
 
 // RowOf is the item row of a store row.
 func RowOf(v *store.ItemView) ItemRow {
-	return ItemRow{ItemView: *v, Agent: agentTrace(v.AgentTarget, v.AgentName, v.AgentVersion, v.ToolCalls, v.AgentTurns,
+	row := ItemRow{ItemView: *v, Agent: agentTrace(v.AgentTarget, v.AgentName, v.AgentVersion, v.ToolCalls, v.AgentTurns,
 		v.AgentReasoning, v.Response)}
+	if row.Agent != nil {
+		row.ToolCalls, row.Turns = row.Agent.ToolCalls, row.Agent.Turns
+	}
+	return row
 }
 
 // Items lists a page of a run's items, filtered, as ItemRows.

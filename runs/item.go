@@ -9,6 +9,7 @@ import (
 	"tribunal/engine"
 	"tribunal/rubric"
 	"tribunal/store"
+	"tribunal/trajectory"
 )
 
 // ItemDetail is everything about one item of a run, as the item page and
@@ -42,6 +43,8 @@ type ItemDetail struct {
 	SystemPrompt string `json:"system_prompt,omitempty"`
 	// Agent is what an agent target did for the answer; absent for a model target.
 	Agent *AgentTrace `json:"agent,omitempty"`
+	// ToolCalls repeats the agent's trajectory at the top level; null for a model target.
+	ToolCalls trajectory.Calls `json:"tool_calls"`
 
 	// Score is the item's score on its judges' scale (the panel's mean), or
 	// the mean of its checks (0–1) in a run without judges.
@@ -256,6 +259,9 @@ func itemDetail(run *store.Run, w *store.WorkItem) *ItemDetail {
 		Judges:   []JudgeVerdict{}, Checks: []ItemScore{}, Measures: []ItemScore{}, Comparisons: []PairVerdict{},
 		UpdatedAt: w.UpdatedAt}
 	d.Agent = agentTrace(w.Target.IsAgent(), w.Target.AgentName, w.Target.AgentVersion, w.ToolCalls, w.Turns, w.Reasoning, w.Response)
+	if d.Agent != nil {
+		d.ToolCalls = d.Agent.ToolCalls
+	}
 	if w.CostUSD != nil {
 		total := *w.CostUSD + w.JudgeCostUSD
 		d.CostUSD = &total
