@@ -33,25 +33,25 @@ type Call struct {
 // call with broken arguments is part of the record too.
 type Args string
 
-// MarshalJSON writes valid JSON as is and anything else as a string.
+// MarshalJSON writes valid JSON as is and anything else as a string; a
+// JSON string is written as a string too, since a string is read back as
+// the arguments' text.
 func (a Args) MarshalJSON() ([]byte, error) {
 	s := strings.TrimSpace(string(a))
-	if s != "" && json.Valid([]byte(s)) {
+	if s != "" && s[0] != '"' && json.Valid([]byte(s)) {
 		var buf bytes.Buffer
 		if err := json.Compact(&buf, []byte(s)); err == nil {
 			return buf.Bytes(), nil
 		}
 	}
-	return json.Marshal(string(a))
+	return json.Marshal(strings.ToValidUTF8(string(a), "\uFFFD"))
 }
 
 // UnmarshalJSON takes a JSON value, or a string holding the arguments'
-// text (OpenAI's own convention); null is no arguments.
+// text (OpenAI's own convention).
 func (a *Args) UnmarshalJSON(b []byte) error {
 	b = bytes.TrimSpace(b)
 	switch {
-	case bytes.Equal(b, []byte("null")):
-		*a = ""
 	case len(b) > 0 && b[0] == '"':
 		var s string
 		if err := json.Unmarshal(b, &s); err != nil {
