@@ -163,9 +163,76 @@ func TestAgentTrajectoryStoredExactly(t *testing.T) {
 		if len(last.Tools) != 3 || last.Tools[0].Type != "function" || last.Messages[0].Content != "Use the docs." {
 			t.Fatalf("last agent request: tools %+v, first message %+v", last.Tools, last.Messages[0])
 		}
+		judged := false
+		for _, c := range b.fake.Calls() {
+			if c.IsJudge() && strings.Contains(c.Last(), `search({"query":"answer"})`) && strings.Contains(c.Last(), `add({"a":40,"b":2})`) {
+				judged = true
+			}
+		}
+		if !judged {
+			t.Error("no judge saw the trajectory")
+		}
 		results := last.ToolResults()
 		if len(results) != 1 || results[0].ToolCallID != "c3" || results[0].Content != `{"sum":42}` {
 			t.Errorf("tool results sent back = %+v", results)
+		}
+	})
+}
+
+// TestTrajectoryChecksInARun: the five trajectory checks, set on a task,
+// score an agent's stored trajectory in a run — each right and each wrong.
+func TestTrajectoryChecksInARun(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, st *store.Store) {
+		ctx := context.Background()
+		mcp := mcptest.Start(t)
+		plan := func(llmtest.ChatRequest) []llmtest.ToolCall {
+			return []llmtest.ToolCall{llmtest.Call("c1", "search", `{"query":"answer"}`), llmtest.Call("c2", "add", `{"a":40,"b":2}`)}
+		}
+		b := setup(t, st, 0, agentScript(plan, "42"))
+		task := func(key string, cs ...store.Check) store.TaskRef {
+			tk, err := st.CreateTask(ctx, store.TaskInput{TaskKey: key, Category: "tools", Question: "Q " + key, Checks: cs})
+			if err != nil {
+				t.Fatal(err)
+			}
+			return store.TaskRef{ID: tk.ID}
+		}
+		right := task("right", store.Check{Type: "tool_called", Value: "search"}, store.Check{Type: "tool_not_called", Value: "fail"},
+			store.Check{Type: "tool_args", Value: `{"tool":"add","args":{"a":40}}`}, store.Check{Type: "tool_sequence", Value: `["search","add"]`},
+			store.Check{Type: "max_tool_calls", Value: "2"})
+		wrong := task("wrong", store.Check{Type: "tool_called", Value: "fetch"}, store.Check{Type: "tool_not_called", Value: "add"},
+			store.Check{Type: "tool_args", Value: `{"tool":"add","args":{"a":41}}`}, store.Check{Type: "tool_sequence", Value: `["add","search"]`},
+			store.Check{Type: "max_tool_calls", Value: "1"})
+		refs := []store.TaskRef{right, wrong}
+		coll, err := st.CreateCollection(ctx, store.CollectionInput{Name: "tools", TaskIDs: &refs})
+		if err != nil {
+			t.Fatal(err)
+		}
+		b.coll = coll
+		metrics := []string{"check_tool_called", "check_tool_not_called", "check_tool_args", "check_tool_sequence", "check_max_tool_calls"}
+		run := b.startAgentRun(t, store.AgentInput{MCPServers: docsServer(mcp.URL, "search", "add")}, metrics...)
+		if final := b.waitRun(t, run.ID); final.Status != store.RunFinished {
+			t.Fatalf("run ended %s: %s", final.Status, final.Error)
+		}
+		for _, w := range workItems(t, st, run.ID) {
+			rows, err := st.ItemScoreRows(ctx, w.ID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var scores []store.Score // the checks' (the judge scores too)
+			for _, sc := range rows {
+				if strings.HasPrefix(sc.Source, "check:") {
+					scores = append(scores, sc)
+				}
+			}
+			want := map[string]float64{"right": 1, "wrong": 0}[w.Task.TaskKey]
+			if len(scores) != 5 {
+				t.Fatalf("%s: %d scores, want the 5 checks: %+v", w.Task.TaskKey, len(scores), scores)
+			}
+			for _, sc := range scores {
+				if sc.Score != want {
+					t.Errorf("%s: %s scored %v (%s), want %v", w.Task.TaskKey, sc.Metric, sc.Score, sc.Reasoning, want)
+				}
+			}
 		}
 	})
 }
