@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"time"
 
@@ -102,4 +103,41 @@ func (s *Store) AgentRunCounts(ctx context.Context) (map[int64]int64, error) {
 		out[r.AgentID] = r.Runs
 	}
 	return out, nil
+}
+
+// agentTarget is the run target of an agent at its latest version: the
+// config frozen (secrets still sealed), the agent's model, provider, price
+// and settings for the tools executor.
+func (tx *Store) agentTarget(ctx context.Context, field string, id int64,
+	provider func(field string, id int64) (*Provider, error), price func(providerID int64, model string) (Price, error)) (*RunTarget, error) {
+	a, err := tx.agent(ctx, id, false)
+	if errors.Is(err, ErrNotFound) {
+		return nil, invalid(field, "no agent with id %d", id)
+	}
+	if err != nil {
+		return nil, err
+	}
+	aid, cfg := a.ID, a.AgentInput
+	cfg.detach()
+	tg := &RunTarget{AgentID: &aid, AgentName: a.Name, AgentVersion: a.Version, Agent: &cfg, WarmupStatus: WarmupPending,
+		Settings: TargetSettings{Temperature: cfg.Settings.Temperature, MaxTokens: cfg.Settings.MaxTokens,
+			ReasoningEffort: cfg.Settings.ReasoningEffort, SystemPrompt: cfg.SystemPrompt}}
+	if cfg.Executor == ExecutorHTTP {
+		tg.ProviderName, tg.Model = "http", a.Name
+		return tg, nil
+	}
+	if cfg.ProviderID == nil {
+		return nil, invalid(field, "agent %q has no provider any more (it was deleted): edit the agent", a.Name)
+	}
+	p, err := provider(field, *cfg.ProviderID)
+	if err != nil {
+		return nil, err
+	}
+	pr, err := price(p.ID, cfg.Model)
+	if err != nil {
+		return nil, err
+	}
+	pid := p.ID
+	tg.ProviderID, tg.ProviderName, tg.Model, tg.Price = &pid, p.Name, cfg.Model, pr
+	return tg, nil
 }

@@ -540,49 +540,6 @@ func setClause(updates map[string]any) (string, []any) {
 	return strings.Join(sets, ", "), args
 }
 
-// FailTargetItems fails every NEW item of a target, e.g. after its warm-up failed.
-func (s *Store) FailTargetItems(ctx context.Context, targetID int64, reason string) (int64, error) {
-	res := s.conn(ctx).Model(&Item{}).Where("run_target_id = ? AND status = ?", targetID, ItemNew).
-		Updates(map[string]any{"status": ItemFailed, "failed_phase": PhaseBenchmarking, "error": reason, "updated_at": s.now()})
-	if res.Error != nil {
-		return 0, fmt.Errorf("store: fail target items: %w", res.Error)
-	}
-	return res.RowsAffected, nil
-}
-
-// ClaimWarmup gives one worker the right to warm a target up: true when this
-// worker holds it (a lease, so a dead worker's warm-up is taken over).
-func (s *Store) ClaimWarmup(ctx context.Context, targetID int64, workerID string, lease time.Duration) (bool, error) {
-	now := s.now()
-	res := s.conn(ctx).Model(&RunTarget{}).
-		Where("id = ? AND warmup_status = ? AND (warmup_worker = '' OR warmup_until < ?)", targetID, WarmupPending, now).
-		Updates(map[string]any{"warmup_worker": workerID, "warmup_until": now.Add(lease)})
-	if res.Error != nil {
-		return false, fmt.Errorf("store: claim warm-up: %w", res.Error)
-	}
-	return res.RowsAffected == 1, nil
-}
-
-// RenewWarmup extends this worker's warm-up lease while the warm-up call runs.
-func (s *Store) RenewWarmup(ctx context.Context, targetID int64, workerID string, lease time.Duration) error {
-	err := s.conn(ctx).Model(&RunTarget{}).Where("id = ? AND warmup_worker = ? AND warmup_status = ?", targetID, workerID, WarmupPending).
-		Update("warmup_until", s.now().Add(lease)).Error
-	if err != nil {
-		return fmt.Errorf("store: renew warm-up: %w", err)
-	}
-	return nil
-}
-
-// SetWarmup records the outcome of a target's warm-up call.
-func (s *Store) SetWarmup(ctx context.Context, targetID int64, status, reason string) error {
-	err := s.conn(ctx).Model(&RunTarget{}).Where("id = ?", targetID).
-		Updates(map[string]any{"warmup_status": status, "warmup_error": reason, "warmup_worker": "", "warmup_until": nil}).Error
-	if err != nil {
-		return fmt.Errorf("store: set warm-up: %w", err)
-	}
-	return nil
-}
-
 // RescueExpired returns items whose lease ran out (their worker died) to the
 // state they were claimed from, and such pairwise comparisons to NEW, so
 // another worker picks them up; it reports how many it freed. Each WHERE is
@@ -636,49 +593,6 @@ func (s *Store) RunProgress(ctx context.Context, runID int64) (Progress, error) 
 		p.Total += r.N
 	}
 	return p, nil
-}
-
-// WorkItem is a claimed item with what the engine needs to run it.
-type WorkItem struct {
-	Item
-	Task   RunTask
-	Target RunTarget
-}
-
-// RunTasksFrom lists up to limit of a run's frozen tasks from id fromID on,
-// in id order: the engine loads the tasks its claims need a window at a time.
-func (s *Store) RunTasksFrom(ctx context.Context, runID, fromID int64, limit int) ([]RunTask, error) {
-	var tasks []RunTask
-	if err := s.conn(ctx).Where("run_id = ? AND id >= ?", runID, fromID).Order("id").Limit(limit).Find(&tasks).Error; err != nil {
-		return nil, fmt.Errorf("store: run tasks from %d: %w", fromID, err)
-	}
-	return tasks, nil
-}
-
-// RunTargets lists a run's targets in order.
-func (s *Store) RunTargets(ctx context.Context, runID int64) ([]RunTarget, error) {
-	var ts []RunTarget
-	if err := s.conn(ctx).Where("run_id = ?", runID).Order("position").Find(&ts).Error; err != nil {
-		return nil, fmt.Errorf("store: run targets: %w", err)
-	}
-	return ts, nil
-}
-
-// NextTarget returns the first target (by position) of a run whose items are
-// not all benchmarked (NEW or IN_PROGRESS remain), or nil when benchmarking is
-// done. Groups thus run one after another, never overlapping.
-func (s *Store) NextTarget(ctx context.Context, runID int64) (*RunTarget, error) {
-	var t RunTarget
-	err := s.conn(ctx).Where("run_id = ? AND EXISTS (SELECT 1 FROM items i WHERE i.run_target_id = run_targets.id AND i.status IN ?)",
-		runID, []ItemStatus{ItemNew, ItemInProgress}).
-		Order("position").Take(&t).Error
-	if err == gorm.ErrRecordNotFound {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, fmt.Errorf("store: next target: %w", err)
-	}
-	return &t, nil
 }
 
 // RenewLease pushes a claimed item's lease forward while its call runs.
