@@ -100,21 +100,11 @@ func (e *Engine) dialAgent(ctx context.Context, tg *store.RunTarget) (*agentConn
 }
 
 // agent returns this process's connection to a target's tools, dialling
-// it the first time; the caller releases it.
+// it the first time (outside the lock: a slow server holds up only its own
+// items); the caller releases it.
 func (e *Engine) agent(ctx context.Context, tg *store.RunTarget) (*agentConn, error) {
-	e.agentsMu.Lock()
-	defer e.agentsMu.Unlock()
-	c := e.agents[tg.ID]
-	if c != nil {
-		c.mu.Lock()
-		ok := !c.stale
-		if ok {
-			c.users++
-		}
-		c.mu.Unlock()
-		if ok {
-			return c, nil
-		}
+	if c := e.cachedAgent(tg.ID); c != nil {
+		return c, nil
 	}
 	fresh := tg
 	if tg.Tools == nil {
@@ -128,9 +118,30 @@ func (e *Engine) agent(ctx context.Context, tg *store.RunTarget) (*agentConn, er
 	if err != nil {
 		return nil, err
 	}
+	if other := e.cachedAgent(tg.ID); other != nil {
+		c.close() // another item dialled first
+		return other, nil
+	}
 	c.users = 1
-	e.agents[tg.ID] = c
+	e.keepAgent(tg.ID, c)
 	return c, nil
+}
+
+// cachedAgent takes a use of the target's live connection, if there is one.
+func (e *Engine) cachedAgent(targetID int64) *agentConn {
+	e.agentsMu.Lock()
+	defer e.agentsMu.Unlock()
+	c := e.agents[targetID]
+	if c == nil {
+		return nil
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.stale {
+		return nil
+	}
+	c.users++
+	return c
 }
 
 // keepAgent caches a connection the warm-up dialled, for the items after it.
