@@ -169,18 +169,3 @@ func TestJudgeTemplateToolFields(t *testing.T) {
 		t.Errorf("prompt = %q, want %q", msgs[1].Content, want)
 	}
 }
-
-// A very long trajectory is clipped so the prompt stays within its bound.
-func TestJudgeToolCallsClipped(t *testing.T) {
-	var calls trajectory.Calls
-	for range 400 {
-		calls = append(calls, trajectory.Call{Turn: 1, Name: "read", Arguments: `{"path": "/x"}`, Result: strings.Repeat("é", 400)})
-	}
-	got := judgeToolCalls(calls)
-	if len(got) > judgeToolCallsMax+100 || !strings.Contains(got, "more bytes of tool calls not shown") || !strings.HasPrefix(got, "1. [turn 1] read") {
-		t.Errorf("clipped trajectory of %d bytes ends %q", len(got), got[max(0, len(got)-80):])
-	}
-	if short := judgeToolCalls(calls[:2]); short != calls[:2].Compact() {
-		t.Errorf("a short trajectory changed: %q", short)
-	}
-}

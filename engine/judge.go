@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"strings"
 	"text/template"
-	"unicode/utf8"
 
 	"tribunal/llm"
 	"tribunal/rubric"
@@ -59,7 +58,7 @@ func (pj *panelJudge) judgeRequest(ctx context.Context, w *store.WorkItem) (llm.
 	in := rubric.Input{Question: w.Task.Question, Turns: w.Task.AllTurns(), Answers: answers(w),
 		Reference: w.Task.Reference, Excellent: w.Task.Excellent, Good: w.Task.Good, Pass: w.Task.Pass,
 		IncorrectAnswerDirection: w.Task.IncorrectAnswerDirection, Constraints: w.Task.Constraints,
-		JudgeInstructions: w.Task.JudgeInstructions, ToolCalls: judgeToolCalls(calls),
+		JudgeInstructions: w.Task.JudgeInstructions, ToolCalls: calls.CompactWithin(judgeToolCallsMax),
 		Metrics: pj.metrics, ScaleMin: pj.ScaleMin, ScaleMax: pj.ScaleMax}
 	if w.Turns != nil {
 		in.AgentTurns = *w.Turns
@@ -125,19 +124,6 @@ func toolCalls(w *store.WorkItem) (trajectory.Calls, error) {
 // judgeToolCallsMax bounds the trajectory in a judge's prompt to well within
 // rubric.MaxOutput, so a long agent run leaves room for its answer.
 const judgeToolCallsMax = 64 << 10
-
-// judgeToolCalls is the trajectory as a judge reads it, clipped when long.
-func judgeToolCalls(calls trajectory.Calls) string {
-	text := calls.Compact()
-	if len(text) <= judgeToolCallsMax {
-		return text
-	}
-	cut := judgeToolCallsMax
-	for cut > 0 && !utf8.RuneStart(text[cut]) {
-		cut--
-	}
-	return text[:cut] + fmt.Sprintf("\n… (%d more bytes of tool calls not shown)", len(text)-cut)
-}
 
 // judge asks a panel judge for its verdict on the item and stores it; it
 // returns the successor claimed with the verdict, if any (see chain).

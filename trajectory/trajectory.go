@@ -123,15 +123,31 @@ func (cs Calls) Compact() string {
 	return strings.TrimRight(b.String(), "\n")
 }
 
+// CompactWithin is Compact cut to at most limit bytes (on a rune boundary),
+// with a note of how much was left out.
+func (cs Calls) CompactWithin(limit int) string {
+	text := cs.Compact()
+	if len(text) <= limit {
+		return text
+	}
+	cut := runeStart(text, limit)
+	return text[:cut] + fmt.Sprintf("\n… (%d more bytes of tool calls not shown)", len(text)-cut)
+}
+
 func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
 
 func clip(s string, n int) string {
 	if len(s) <= n {
 		return s
 	}
-	cut := n
-	for cut > 0 && !utf8.RuneStart(s[cut]) {
-		cut--
-	}
+	cut := runeStart(s, n)
 	return s[:cut] + fmt.Sprintf("… (%d more bytes)", len(s)-cut)
+}
+
+// runeStart is the last rune boundary at or before n.
+func runeStart(s string, n int) int {
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return n
 }

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"tribunal/trajectory"
 )
@@ -89,4 +90,21 @@ func FuzzArgs(f *testing.F) {
 			t.Fatalf("%q: %s then %s (%v)", s, b, again, err)
 		}
 	})
+}
+
+// TestCompactWithin: a long trajectory is cut on a rune boundary with a
+// note; a short one is left as it is.
+func TestCompactWithin(t *testing.T) {
+	var calls trajectory.Calls
+	for range 400 {
+		calls = append(calls, trajectory.Call{Turn: 1, Name: "read", Arguments: `{"path": "/x"}`, Result: strings.Repeat("é", 400)})
+	}
+	const limit = 64 << 10
+	got := calls.CompactWithin(limit)
+	if len(got) > limit+100 || !strings.Contains(got, "more bytes of tool calls not shown") || !strings.HasPrefix(got, "1. [turn 1] read") || !utf8.ValidString(got) {
+		t.Errorf("clipped trajectory of %d bytes ends %q", len(got), got[max(0, len(got)-80):])
+	}
+	if short := calls[:2].CompactWithin(limit); short != calls[:2].Compact() {
+		t.Errorf("a short trajectory changed: %q", short)
+	}
 }
