@@ -20,17 +20,6 @@ import (
 // agent (the http executor) at once.
 const httpAgentConcurrency = 4
 
-// targetProvider finds the provider a target's calls count against. The
-// http executor calls no provider: its agent endpoint stands in, with a
-// fixed concurrency.
-func (e *Engine) targetProvider(tg *store.RunTarget) providerLookup {
-	if tg.IsAgent() && tg.Agent.Executor == store.ExecutorHTTP {
-		p := &store.Provider{Name: tg.AgentName, Concurrency: httpAgentConcurrency}
-		return func(context.Context) (*store.Provider, error) { return p, nil }
-	}
-	return e.providerOf(tg.ProviderID)
-}
-
 // HTTPAgentRequest is what the http executor POSTs to a user's agent.
 type HTTPAgentRequest struct {
 	Input    string         `json:"input"`

@@ -140,8 +140,11 @@ func SystemPrompt(w *store.WorkItem, opts store.RunOptions) string {
 // benchmark asks the target for the item's answer and stores it; it returns
 // the successor claimed with the result, if any (see chain).
 func (e *Engine) benchmark(ctx context.Context, rs *runState, p *store.Provider, client *llm.Client, w *store.WorkItem) *store.Item {
-	if w.Target.IsAgent() {
+	switch {
+	case w.Target.IsAgent():
 		return e.benchmarkAgent(ctx, rs, p, client, w)
+	case w.Target.Imported:
+		return e.scoreImported(ctx, rs, p, w)
 	}
 	stop := e.renewLease(ctx, &w.Item)
 	defer stop()

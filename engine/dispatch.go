@@ -180,3 +180,17 @@ func (e *Engine) dispatchJudging(ctx context.Context, run *store.Run, rs *runSta
 	}
 	return nil
 }
+
+// targetProvider finds the provider a target's calls count against. The
+// http executor calls no provider: its agent endpoint stands in, with a
+// fixed concurrency; so does an import's origin (see importedProvider).
+func (e *Engine) targetProvider(tg *store.RunTarget) providerLookup {
+	if tg.Imported {
+		return importedProvider(tg)
+	}
+	if tg.IsAgent() && tg.Agent.Executor == store.ExecutorHTTP {
+		p := &store.Provider{Name: tg.AgentName, Concurrency: httpAgentConcurrency}
+		return func(context.Context) (*store.Provider, error) { return p, nil }
+	}
+	return e.providerOf(tg.ProviderID)
+}

@@ -144,7 +144,10 @@ type Run struct {
 	Status      RunStatus  `json:"status"`
 	Phase       Phase      `json:"phase"`
 	TriggeredBy string     `json:"triggered_by"`
-	Repeats     int        `json:"repeats"`
+	// Kind is BENCHMARK (Tribunal asks the targets) or IMPORTED (the
+	// answers existed already: a trace source's dataset run, or a file).
+	Kind    RunKind `json:"kind"`
+	Repeats int     `json:"repeats"`
 	Options     RunOptions `json:"options" gorm:"serializer:json"`
 	SourceRunID *int64     `json:"source_run_id"`
 	ScheduleID  *int64     `json:"schedule_id"`
@@ -163,6 +166,15 @@ type Run struct {
 	Judges      []RunJudge      `json:"judges" gorm:"foreignKey:RunID"`
 	Collections []RunCollection `json:"collections" gorm:"foreignKey:RunID"`
 }
+
+// RunKind says where a run's answers come from.
+type RunKind string
+
+// The run kinds.
+const (
+	RunBenchmark RunKind = "BENCHMARK"
+	RunImported  RunKind = "IMPORTED"
+)
 
 // Active reports whether the run still has work ahead of it.
 func (r *Run) Active() bool { return r.Status.Active() }
@@ -218,7 +230,22 @@ type RunTarget struct {
 	Agent *AgentInput `json:"-" gorm:"serializer:json"`
 	// Tools is the tool list the agent's servers offered at warm-up.
 	Tools []mcpclient.Tool `json:"tools,omitempty" gorm:"serializer:json"`
+	// Imported marks a target whose answers were imported, not asked for;
+	// Source says which dataset run of a trace source they came from.
+	Imported  bool       `json:"imported,omitempty"`
+	Source    *RunSource `json:"source,omitempty" gorm:"serializer:json"`
+	SourceKey string     `json:"-"`
 }
+
+// RunSource is the dataset run of a trace source an imported target holds.
+type RunSource struct {
+	SourceID int64  `json:"source_id"`
+	Dataset  string `json:"dataset"`
+	Run      string `json:"run"`
+}
+
+// Key identifies the dataset run, so it is imported once.
+func (s RunSource) Key() string { return fmt.Sprintf("%d:%q:%q", s.SourceID, s.Dataset, s.Run) }
 
 // IsAgent reports whether the target is an agent rather than a bare model.
 func (t RunTarget) IsAgent() bool { return t.Agent != nil }

@@ -48,6 +48,9 @@ type RunInput struct {
 	// random with a seed); TaskIDs hand-picks them. Neither: all tasks.
 	TaskSelection *TaskSelection `json:"task_selection,omitempty"`
 	TaskIDs       []TaskRef      `json:"task_ids,omitempty"`
+
+	// imported holds an IMPORTED run's targets and answers (CreateImportedRun).
+	imported *ImportedRun
 }
 
 // maxRepeats bounds repeat runs; pass@k needs a handful, not thousands.
@@ -120,6 +123,9 @@ func (in *RunInput) normalize() error {
 		if w < 0 || w > 1000 || w != w {
 			return invalid("source_weights", "the weight of %q must be within 0…1000", name)
 		}
+	}
+	if in.imported != nil {
+		return in.imported.validate()
 	}
 	if len(in.Targets) == 0 {
 		return invalid("targets", "pick at least one model or agent to benchmark")

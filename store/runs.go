@@ -29,7 +29,10 @@ func (s *Store) CreateRun(ctx context.Context, in RunInput) (*Run, error) {
 		if err != nil {
 			return err
 		}
-		if err := tx.checkItemLimit(tasks, len(in.Targets), in.Repeats); err != nil {
+		if in.imported != nil {
+			tasks, in.Repeats = int64(len(in.imported.Answers)), 1 // one item per answer
+		}
+		if err := tx.checkItemLimit(tasks, max(len(in.Targets), 1), in.Repeats); err != nil {
 			return err
 		}
 		providers := map[int64]*Provider{}
@@ -62,6 +65,9 @@ func (s *Store) CreateRun(ctx context.Context, in RunInput) (*Run, error) {
 			return err
 		}
 		targets := make([]RunTarget, len(in.Targets))
+		if in.imported != nil {
+			targets = importedTargets(in.imported)
+		}
 		for i, t := range in.Targets {
 			if t.AgentID != 0 {
 				tg, err := tx.agentTarget(ctx, fmt.Sprintf("targets[%d].agent_id", i), t.AgentID, provider, price)
@@ -101,7 +107,11 @@ func (s *Store) CreateRun(ctx context.Context, in RunInput) (*Run, error) {
 		}
 
 		now := s.now()
-		run := Run{Name: in.Name, Status: RunPending, Phase: PhaseBenchmarking, TriggeredBy: in.TriggeredBy,
+		kind := RunBenchmark
+		if in.imported != nil {
+			kind = RunImported
+		}
+		run := Run{Name: in.Name, Kind: kind, Status: RunPending, Phase: PhaseBenchmarking, TriggeredBy: in.TriggeredBy,
 			Snapshot: in.Snapshot, Repeats: in.Repeats, ScheduleID: in.ScheduleID, CreatedAt: now, UpdatedAt: now,
 			Options: RunOptions{Metrics: in.Metrics, Weights: in.Weights, SourceWeights: in.SourceWeights, SystemPrompt: in.SystemPrompt, Pairwise: in.Pairwise}, Tags: in.Tags}
 		if err := tx.conn(ctx).Omit("Targets", "Judges", "Collections").Create(&run).Error; err != nil {
@@ -136,6 +146,9 @@ func (s *Store) CreateRun(ctx context.Context, in RunInput) (*Run, error) {
 		// Freeze the tasks (all, or those the query picker chose; see selection.go).
 		if err := tx.freezeTasks(ctx, run.ID, in); err != nil {
 			return err
+		}
+		if in.imported != nil {
+			return tx.createImportedItems(ctx, run.ID, in.imported, now)
 		}
 		return tx.createItems(ctx, run.ID, in.Repeats, now)
 	})
@@ -423,6 +436,9 @@ func (s *Store) RerunRun(ctx context.Context, sourceID int64, triggeredBy, snaps
 		if err != nil {
 			return err
 		}
+		if src.Kind == RunImported {
+			return &ConflictError{Message: fmt.Sprintf("run %d holds imported answers, which cannot be asked for again: retry its judging, or import again", src.ID)}
+		}
 		if err := tx.checkActiveLimit(ctx, 0); err != nil {
 			return err
 		}
@@ -435,7 +451,7 @@ func (s *Store) RerunRun(ctx context.Context, sourceID int64, triggeredBy, snaps
 		}
 		now := s.now()
 		srcID := src.ID
-		run := Run{Name: src.Name + " (re-run)", Status: RunPending, Phase: PhaseBenchmarking, TriggeredBy: triggeredBy,
+		run := Run{Name: src.Name + " (re-run)", Kind: RunBenchmark, Status: RunPending, Phase: PhaseBenchmarking, TriggeredBy: triggeredBy,
 			Snapshot: snapshot, Repeats: max(src.Repeats, 1), Options: src.Options, Tags: src.Tags, SourceRunID: &srcID, CreatedAt: now, UpdatedAt: now}
 		if err := tx.conn(ctx).Omit("Targets", "Judges", "Collections").Create(&run).Error; err != nil {
 			return fmt.Errorf("store: rerun: %w", err)

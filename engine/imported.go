@@ -1,0 +1,45 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+
+	"tribunal/store"
+)
+
+// importedConcurrency is how many imported answers are scored at once: no
+// provider is called, so it bounds only the engine's own work.
+const importedConcurrency = 32
+
+// importedProvider stands in for the provider of an imported target, whose
+// answers exist already.
+func importedProvider(tg *store.RunTarget) providerLookup {
+	p := &store.Provider{Name: tg.ProviderName, Concurrency: importedConcurrency}
+	return func(context.Context) (*store.Provider, error) { return p, nil }
+}
+
+// scoreImported takes an imported item's stored answer as if its target had
+// just given it: checks and measures are scored and the item goes on to the
+// judges, so an imported run is judged like any other.
+func (e *Engine) scoreImported(ctx context.Context, rs *runState, p *store.Provider, w *store.WorkItem) *store.Item {
+	res := store.BenchmarkResult{Request: w.Request, Judged: len(rs.judges) > 0 && !rs.options.Pairwise, CostUSD: w.CostUSD}
+	if w.Response != nil {
+		res.Response = *w.Response
+	}
+	if w.TimeMs != nil {
+		res.TimeMs = *w.TimeMs
+	}
+	if w.PromptTokens != nil {
+		res.PromptTokens = *w.PromptTokens
+	}
+	if w.CompletionTokens != nil {
+		res.CompletionTokens = *w.CompletionTokens
+	}
+	if res.TimeMs > 0 && res.CompletionTokens > 0 {
+		res.TokensPerS = float64(res.CompletionTokens) / (float64(res.TimeMs) / 1000)
+	}
+	res.Scores = append(e.runChecks(w, rs.options, res.Response, nil), measures(rs.options, res)...)
+	entry := itemLog(w, store.LogInfo, "answer", fmt.Sprintf("%s · %s: imported answer (%d ms, %d tokens)",
+		w.Target.Label(), w.Task.TaskKey, res.TimeMs, res.CompletionTokens), "RESPONSE\n"+res.Response)
+	return e.storeAnswer(ctx, w, p, res, entry)
+}
