@@ -139,15 +139,15 @@ const (
 
 // Run is one benchmark execution.
 type Run struct {
-	ID          int64      `json:"id"`
-	Name        string     `json:"name"`
-	Status      RunStatus  `json:"status"`
-	Phase       Phase      `json:"phase"`
-	TriggeredBy string     `json:"triggered_by"`
+	ID          int64     `json:"id"`
+	Name        string    `json:"name"`
+	Status      RunStatus `json:"status"`
+	Phase       Phase     `json:"phase"`
+	TriggeredBy string    `json:"triggered_by"`
 	// Kind is BENCHMARK (Tribunal asks the targets) or IMPORTED (the
 	// answers existed already: a trace source's dataset run, or a file).
-	Kind    RunKind `json:"kind"`
-	Repeats int     `json:"repeats"`
+	Kind        RunKind    `json:"kind"`
+	Repeats     int        `json:"repeats"`
 	Options     RunOptions `json:"options" gorm:"serializer:json"`
 	SourceRunID *int64     `json:"source_run_id"`
 	ScheduleID  *int64     `json:"schedule_id"`
