@@ -180,3 +180,50 @@ func (s *Store) createImportedItems(ctx context.Context, runID int64, im *Import
 	}
 	return nil
 }
+
+// RejudgeRun sends every answered item of an ended run back to its first
+// judge, its verdicts forgotten, and runs it again: the judging of an
+// import, done afresh. An active run is refused.
+func (s *Store) RejudgeRun(ctx context.Context, runID int64) (int64, error) {
+	var n int64
+	err := s.Transact(ctx, func(tx *Store) error {
+		run, err := tx.Run(ctx, runID)
+		if err != nil {
+			return err
+		}
+		if run.Active() {
+			return conflict("run %d is still %s: judge it again once it ended", runID, run.Status)
+		}
+		if len(run.Judges) == 0 {
+			return conflict("run %d has no judges to judge it again", runID)
+		}
+		if err := tx.checkActiveLimit(ctx, runID); err != nil {
+			return err
+		}
+		answered := tx.conn(ctx).Model(&Item{}).Select("id").
+			Where("run_id = ? AND response IS NOT NULL AND (status = ? OR failed_phase = ?)", runID, ItemCompleted, PhaseJudging)
+		if err := tx.conn(ctx).Where("item_id IN (?) AND run_judge_id IS NOT NULL", answered).Delete(&Score{}).Error; err != nil {
+			return fmt.Errorf("store: rejudge: %w", err)
+		}
+		now := s.now()
+		res := tx.conn(ctx).Model(&Item{}).Where("id IN (?)", answered).Updates(map[string]any{"status": ItemWaitingForJudge,
+			"judge_pos": 0, "score": nil, "judge_cost_usd": 0, "judge_attempts": 0, "failed_phase": "", "error": "", "failures": 0,
+			"next_retry_at": nil, "updated_at": now})
+		if res.Error != nil {
+			return fmt.Errorf("store: rejudge: %w", res.Error)
+		}
+		if n = res.RowsAffected; n == 0 {
+			return conflict("run %d has no answers to judge", runID)
+		}
+		if err := tx.conn(ctx).Exec(`DELETE FROM run_summaries WHERE run_id = ?`, runID).Error; err != nil {
+			return fmt.Errorf("store: rejudge: %w", err)
+		}
+		err = tx.conn(ctx).Model(&Run{}).Where("id = ?", runID).Updates(map[string]any{"status": RunRunning, "phase": PhaseJudging,
+			"error": "", "finished_at": nil, "updated_at": now}).Error
+		if err != nil {
+			return fmt.Errorf("store: rejudge: %w", err)
+		}
+		return nil
+	})
+	return n, err
+}
