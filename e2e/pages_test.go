@@ -90,6 +90,9 @@ func seedEverything(t *testing.T) *seededApp {
 	apiCall(t, a, "POST", "/api/kpis", map[string]any{"name": "Quality", "formula": "score * 10 + pass_rate", "collection_id": col.ID}, &kpi, 201)
 	apiCall(t, a, "POST", "/api/alerts", map[string]any{"name": "Score low", "metric": "score", "model": "fake-small", "condition": "LESS_THAN",
 		"threshold": 0.8, "severity": "CRITICAL", "channels": []map[string]any{{"type": "in_app"}}}, &alert, 201)
+	var source struct{ ID int64 }
+	apiCall(t, a, "POST", "/api/sources", map[string]any{"name": "Production Langfuse", "base_url": "https://cloud.langfuse.com",
+		"public_key": "pk-lf-page-sweep", "secret_key": "sk-lf-page-sweep-0003", "project": "support-agent"}, &source, 201)
 	var styles []store.JudgementStyle
 	apiCall(t, a, "GET", "/api/judgement-styles", nil, &styles, 200)
 	var items struct{ Items []struct{ ID int64 } }
@@ -112,6 +115,7 @@ func seedEverything(t *testing.T) *seededApp {
 		"/import",
 		"/judges", fmt.Sprintf("/judges/%d/edit", judge.ID),
 		"/agents", fmt.Sprintf("/agents/%d/edit", agent.ID),
+		"/sources", fmt.Sprintf("/sources/%d/edit", source.ID),
 		"/styles", fmt.Sprintf("/styles/%d", styles[0].ID), fmt.Sprintf("/styles/%d/edit", styles[0].ID),
 		"/schedules", fmt.Sprintf("/schedules/%d", sched.ID),
 		"/kpis", fmt.Sprintf("/kpis/%d", kpi.ID),

@@ -80,6 +80,13 @@ func (h *Handler) routes(e *echo.Echo) {
 	e.POST("/agents/:agent/test", h.testAgentPage)
 	e.POST("/agents/:agent/delete", h.deleteAgentPage)
 
+	e.GET("/sources", h.showSources)
+	e.POST("/sources", h.createSourcePage)
+	e.GET("/sources/:source/edit", h.editSourcePage)
+	e.POST("/sources/:source", h.updateSourcePage)
+	e.POST("/sources/:source/test", h.testSourcePage)
+	e.POST("/sources/:source/delete", h.deleteSourcePage)
+
 	e.GET("/styles", h.showStyles)
 	e.POST("/styles", h.createStylePage)
 	e.GET("/styles/metric-row", h.styleMetricRow)
@@ -185,6 +192,13 @@ func (h *Handler) apiRoutes() []apiRoute {
 		{method: del, path: "/agents/:agent", handler: h.apiDeleteAgent, summary: "Delete an agent config and its versions"},
 		{method: post, path: "/agents/:agent/test", handler: h.apiTestAgent, summary: "Connect to every MCP server of an agent and list the tools each offers it", out: AgentTestJSON{}},
 		{method: get, path: "/agents/:agent/versions", handler: h.apiAgentVersions, summary: "List an agent config's versions, newest first", out: []store.AgentVersion{}},
+
+		{method: get, path: "/sources", handler: h.apiListSources, summary: "List trace sources (Langfuse), secret keys masked", out: []store.Source{}},
+		{method: post, path: "/sources", handler: h.apiCreateSource, summary: "Create a trace source", in: store.SourceInput{}, out: store.Source{}, status: http.StatusCreated, errs: conflict},
+		{method: get, path: "/sources/:source", handler: h.apiGetSource, summary: "Show a trace source", out: store.Source{}},
+		{method: put, path: "/sources/:source", handler: h.apiUpdateSource, summary: "Update a trace source; the masked secret key sent back keeps it", in: store.SourceInput{}, out: store.Source{}, errs: conflict},
+		{method: del, path: "/sources/:source", handler: h.apiDeleteSource, summary: "Delete a trace source"},
+		{method: post, path: "/sources/:source/test", handler: h.apiTestSource, summary: "Check a trace source's keys against its Langfuse", out: SourceTest{}},
 
 		{method: get, path: "/tasks", handler: h.apiListTasks, summary: "List tasks", query: "q category usecase tag page per_page", out: store.Page[store.Task]{}},
 		{method: get, path: "/usecases", handler: h.apiUseCases, summary: "The use case → category hierarchy with task counts", out: []store.UseCase{}},

@@ -250,3 +250,12 @@ func humanize(s string) string {
 	s = strings.ToLower(strings.ReplaceAll(s, "_", " "))
 	return strings.ToUpper(s[:1]) + s[1:]
 }
+
+// SourceTypeWord is a trace source's type in words.
+func SourceTypeWord(t store.SourceType) string {
+	switch t {
+	case store.SourceLangfuse:
+		return "Langfuse"
+	}
+	return string(t)
+}
