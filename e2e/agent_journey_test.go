@@ -31,18 +31,35 @@ var agentJourneyTasks = []struct{ id, question string }{
 // agentJourneyAnswer is the agent's final answer to every task.
 const agentJourneyAnswer = "The docs say the answer is 42."
 
+// gate holds the model's warm-up until the test opens it, so the run page
+// is seen before the agent's tools are known.
+type gate struct {
+	ch   chan struct{}
+	once sync.Once
+}
+
+func (g *gate) open() { g.once.Do(func() { close(g.ch) }) }
+
 // agentJourneyScript plays the agent one tool call per turn: search for the
 // question, fetch the first page the search found (so the search result
 // must have come back to the model), call fail, then answer. The judge
-// gives 8; the warm-up (no tools offered) gets the default reply.
-func agentJourneyScript(r llmtest.ChatRequest) llmtest.Reply {
-	if r.IsJudge() {
-		return llmtest.Reply{Content: `{"score": 8, "reasoning": "Found it in the docs."}`}
+// gives 8; the warm-up (no tools offered) waits for warmup to open.
+func agentJourneyScript(warmup *gate) func(llmtest.ChatRequest) llmtest.Reply {
+	return func(r llmtest.ChatRequest) llmtest.Reply {
+		if r.IsJudge() {
+			return llmtest.Reply{Content: `{"score": 8, "reasoning": "Found it in the docs."}`}
+		}
+		if len(r.Tools) == 0 {
+			<-warmup.ch
+			return llmtest.DefaultReply(r)
+		}
+		return agentTurn(r)
 	}
-	if len(r.Tools) == 0 {
-		return llmtest.DefaultReply(r)
-	}
-	switch turn := r.Turn(); turn {
+}
+
+// agentTurn is the agent's reply on its turn.
+func agentTurn(r llmtest.ChatRequest) llmtest.Reply {
+	switch r.Turn() {
 	case 1:
 		args, _ := json.Marshal(map[string]string{"query": r.Question()})
 		return llmtest.Reply{ToolCalls: []llmtest.ToolCall{llmtest.Call("c1", "search", string(args))}}
@@ -50,8 +67,8 @@ func agentJourneyScript(r llmtest.ChatRequest) llmtest.Reply {
 		page := "(no search result)"
 		if res := r.ToolResults(); len(res) == 1 {
 			// "3 results for …: /docs/a, /docs/b, /docs/c"
-			if _, list, ok := strings.Cut(res[0].Content, ": "); ok {
-				page, _, _ = strings.Cut(list, ",")
+			if i := strings.LastIndex(res[0].Content, ": "); i >= 0 {
+				page, _, _ = strings.Cut(res[0].Content[i+2:], ",")
 			}
 		}
 		args, _ := json.Marshal(map[string]string{"url": page})
@@ -111,7 +128,9 @@ func (p *authProxy) auths() []string {
 func TestAgentJourney(t *testing.T) {
 	chromePath(t)
 	mcp := startAuthProxy(t, mcptest.Start(t).URL)
-	a := startApp(t, agentJourneyScript)
+	warmup := &gate{ch: make(chan struct{})}
+	a := startApp(t, agentJourneyScript(warmup))
+	t.Cleanup(warmup.open) // before the fake stops: it waits for its calls
 	var prov store.Provider
 	apiCall(t, a, "POST", "/api/providers", map[string]any{"name": "Fake", "base_url": a.fake.URL}, &prov, 201)
 	b := newBrowser(t, a.URL)
@@ -126,7 +145,7 @@ func TestAgentJourney(t *testing.T) {
 	}{
 		{"paste code", func(t *testing.T) { agent = pasteAgentCode(t, b, a, mcp.URL, prov.ID, shots) }},
 		{"test tools", func(t *testing.T) { testAgentTools(t, b, mcp) }},
-		{"benchmark", func(t *testing.T) { runPath = benchmarkAgent(t, b, a, agent, shots) }},
+		{"benchmark", func(t *testing.T) { runPath = benchmarkAgent(t, b, a, agent, warmup, shots) }},
 		{"tool analytics", func(t *testing.T) { readToolAnalytics(t, b, shots) }},
 		{"trajectory", func(t *testing.T) { readTrajectory(t, b, runPath, shots) }},
 		{"CSV", func(t *testing.T) { readToolColumns(t, b, runPath) }},
@@ -257,7 +276,7 @@ func testAgentTools(t *testing.T, b0 *browser, mcp *authProxy) {
 // a collection, opens the new-run form from the agent's Benchmark button,
 // chooses the judge and the collection, and starts the run. It returns the
 // run page's path.
-func benchmarkAgent(t *testing.T, b0 *browser, a *app, agent store.Agent, shots string) string {
+func benchmarkAgent(t *testing.T, b0 *browser, a *app, agent store.Agent, warmup *gate, shots string) string {
 	b := b0.withT(t)
 	var ids []string
 	for _, task := range agentJourneyTasks {
@@ -278,6 +297,9 @@ func benchmarkAgent(t *testing.T, b0 *browser, a *app, agent store.Agent, shots 
 	b.shot(shots, "02-new-run")
 	b.click("[data-testid=start-run]")
 	b.waitFor("the run page", `/^\/runs\/\d+$/.test(location.pathname) && document.querySelector("[data-testid=progress]")`, 10*time.Second)
+	// The warm-up is held: the agent's tools are not known yet.
+	b.waitFor("the note that the tools come at warm-up", `document.readyState === "complete" && document.querySelector("[data-testid=target-tools-pending]")`, 5*time.Second)
+	warmup.open()
 	return mustEval[string](b, "the run's path", "location.pathname")
 }
 
@@ -294,6 +316,13 @@ func readToolAnalytics(t *testing.T, b0 *browser, shots string) {
 		fmt.Sprintf("docs · fail ×%d, docs · fetch ×%d, docs · search ×%d", n, n, n)}
 	if len(cells) != len(want) || !strings.Contains(cells[0], want[0]) || !slices.Equal(cells[1:], want[1:]) {
 		t.Errorf("tool analytics %q, want %q", cells, want)
+	}
+	// The tools frozen at warm-up replace the note that promised them, live.
+	b.waitFor("the tools offered at warm-up", `document.querySelectorAll("[data-testid=run-target] [data-testid=target-tool]").length === 3 &&
+		!document.querySelector("[data-testid=target-tools-pending]")`, 10*time.Second)
+	tools := mustEval[[]string](b, "the tools offered", `[...document.querySelectorAll("[data-testid=target-tool]")].map(r => r.cells[0].textContent.trim() + "." + r.cells[1].textContent.trim()).sort()`)
+	if want := []string{"docs.fail", "docs.fetch", "docs.search"}; !slices.Equal(tools, want) {
+		t.Errorf("the run lists tools %q offered at warm-up, want %q", tools, want)
 	}
 	b.shot(shots, "03-run")
 }
