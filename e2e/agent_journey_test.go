@@ -309,8 +309,9 @@ func benchmarkAgent(t *testing.T, b0 *browser, a *app, agent store.Agent, warmup
 func readToolAnalytics(t *testing.T, b0 *browser, shots string) {
 	b := b0.withT(t)
 	b.waitFor("the run to finish", `(document.querySelector("#progress [data-testid=status]") || {dataset: {}}).dataset.status === "FINISHED"`, 20*time.Second)
-	b.waitFor("the agents' tools table", `document.querySelector("[data-testid=agent-tools] tbody tr")`, 10*time.Second)
 	n := len(agentJourneyTasks)
+	// The table may first show an earlier refresh: wait for every item in it.
+	b.check("the agents' tools over every item", fmt.Sprintf(`document.querySelector("[data-testid=agent-tools] [data-testid=tools-0]")?.innerText.trim() === "%d"`, n), 10*time.Second)
 	cells := mustEval[[]string](b, "the tool analytics", `[...document.querySelectorAll("[data-testid=agent-tools] tbody tr")].flatMap(r => [...r.cells].map(c => c.innerText.trim()))`)
 	want := []string{"Docs helper", fmt.Sprint(n), "3.0", fmt.Sprintf("33.3%% (%d of %d)", n, 3*n), "4.0", "0",
 		fmt.Sprintf("docs · fail ×%d, docs · fetch ×%d, docs · search ×%d", n, n, n)}
