@@ -258,6 +258,20 @@ func (h *Handler) runFailuresPartial(c echo.Context) error {
 	return render(c, http.StatusOK, views.RunFailures(views.FailuresView{RunID: id, Status: string(run.Status), Groups: groups}))
 }
 
+// runTargetsPartial is the run page's targets, swapped in once the
+// warm-up has listed an agent's tools.
+func (h *Handler) runTargetsPartial(c echo.Context) error {
+	id, err := pathID(c, "run")
+	if err != nil {
+		return err
+	}
+	run, err := h.store.Run(c.Request().Context(), id)
+	if err != nil {
+		return err
+	}
+	return render(c, http.StatusOK, views.RunTargets(run))
+}
+
 // runActionPage pauses, resumes or cancels, answering the new progress panel.
 func (h *Handler) runActionPage(c echo.Context) error {
 	id, err := pathID(c, "run")

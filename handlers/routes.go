@@ -145,6 +145,7 @@ func (h *Handler) routes(e *echo.Echo) {
 	e.GET("/runs/:run/items", h.runItemsPartial)
 	e.GET("/runs/:run/results", h.runResultsPartial)
 	e.GET("/runs/:run/failures", h.runFailuresPartial)
+	e.GET("/runs/:run/targets", h.runTargetsPartial)
 	e.GET("/runs/:run/row", h.showRunRow)
 	e.GET("/runs/:run/events", h.pageRunEvents)
 	e.POST("/runs/:run/delete", h.deleteRunPage)
