@@ -15,6 +15,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"tribunal/llm/llmtest"
+	"tribunal/mcpclient/mcptest"
 	"tribunal/store"
 )
 
@@ -63,7 +64,7 @@ func seedEverything(t *testing.T) *seededApp {
 	var agent store.Agent
 	apiCall(t, a, "POST", "/api/agents", map[string]any{"name": "Docs helper", "provider_id": prov.ID, "model": "fake-small",
 		"system_prompt": "Answer from the docs.", "tags": []string{"sweep"},
-		"mcp_servers": []map[string]any{{"name": "docs", "url": "https://mcp.example.com/mcp", "allowed_tools": []string{"search_docs", "fetch_page"},
+		"mcp_servers": []map[string]any{{"name": "docs", "url": mcptest.Start(t).URL, "allowed_tools": []string{"search", "fetch"},
 			"headers": []map[string]any{{"key": "Authorization", "value": "Bearer mcp-page-sweep-0002"}}}}}, &agent, 201)
 	runBody := map[string]any{"judge_ids": []int64{judge.ID}, "collection_ids": []int64{col.ID},
 		"targets": []map[string]any{{"provider_id": prov.ID, "model": "fake-small"}, {"provider_id": prov.ID, "model": "fake-large"}}}

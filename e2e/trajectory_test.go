@@ -8,6 +8,7 @@ import (
 
 	"github.com/chromedp/chromedp"
 
+	"tribunal/mcpclient/mcptest"
 	"tribunal/store"
 	"tribunal/store/storetest"
 	"tribunal/trajectory"
@@ -79,7 +80,7 @@ func TestAgentTrajectoryPage(t *testing.T) {
 	apiCall(t, a, "POST", "/api/collections", map[string]any{"name": "Agents", "task_ids": []string{"ducks"}}, &col, 201)
 	var agent store.Agent
 	apiCall(t, a, "POST", "/api/agents", map[string]any{"name": "Docs helper", "provider_id": prov.ID, "model": "fake-small",
-		"mcp_servers": []map[string]any{{"name": "docs", "url": "https://mcp.example.com/mcp"}}}, &agent, 201)
+		"mcp_servers": []map[string]any{{"name": "docs", "url": mcptest.Start(t).URL}}}, &agent, 201)
 	var run struct{ ID int64 }
 	apiCall(t, a, "POST", "/api/runs", map[string]any{"name": "Agent run", "judge": map[string]any{"provider_id": prov.ID, "model": "fake-judge"},
 		"targets": []map[string]any{{"agent_id": agent.ID}}, "collection_ids": []int64{col.ID}}, &run, 201)
