@@ -8,6 +8,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"tribunal/langfuse"
+	"tribunal/runs"
 	"tribunal/store"
 )
 
@@ -112,4 +113,25 @@ func (h *Handler) testSource(c echo.Context, id int64) (*SourceTest, error) {
 		res.Error = err.Error() // refused keys say so (langfuse.ErrUnauthorized)
 	}
 	return res, nil
+}
+
+// apiImportSource imports a dataset run of a source as an IMPORTED run.
+func (h *Handler) apiImportSource(c echo.Context) error {
+	id, err := pathID(c, "source")
+	if err != nil {
+		return err
+	}
+	var in runs.SourceImport
+	if err := bindJSON(c, &in); err != nil {
+		return err
+	}
+	out, err := h.runs.ImportSource(c.Request().Context(), id, in)
+	if err != nil {
+		return err
+	}
+	status := http.StatusCreated
+	if out.Rejudged {
+		status = http.StatusOK
+	}
+	return c.JSON(status, out)
 }

@@ -105,6 +105,7 @@ func statusOf(err error) (int, string) {
 	var mbe *http.MaxBytesError
 	var ip *importProblems
 	var ap *agentsrc.Problem
+	var se *runs.SourceError
 	switch {
 	case errors.As(err, &he):
 		return he.Code, fmt.Sprint(he.Message)
@@ -122,6 +123,8 @@ func statusOf(err error) (int, string) {
 		return http.StatusUnprocessableEntity, ip.Error()
 	case errors.As(err, &ap):
 		return http.StatusUnprocessableEntity, ap.Error()
+	case errors.As(err, &se):
+		return http.StatusBadGateway, se.Error()
 	}
 	return http.StatusInternalServerError, "internal error"
 }

@@ -200,6 +200,8 @@ func (h *Handler) apiRoutes() []apiRoute {
 		{method: put, path: "/sources/:source", handler: h.apiUpdateSource, summary: "Update a trace source; the masked secret key sent back keeps it", in: store.SourceInput{}, out: store.Source{}, errs: conflict},
 		{method: del, path: "/sources/:source", handler: h.apiDeleteSource, summary: "Delete a trace source"},
 		{method: post, path: "/sources/:source/test", handler: h.apiTestSource, summary: "Check a trace source's keys against its Langfuse", out: SourceTest{}},
+		{method: post, path: "/sources/:source/import", handler: h.apiImportSource, summary: "Import a dataset run of the source as an IMPORTED run, judged and checked like any run (409 when already imported, unless rejudge)",
+			in: runs.SourceImport{}, out: runs.SourceImported{}, status: http.StatusCreated, errs: []int{http.StatusConflict, http.StatusBadGateway}},
 
 		{method: get, path: "/tasks", handler: h.apiListTasks, summary: "List tasks", query: "q category usecase tag page per_page", out: store.Page[store.Task]{}},
 		{method: get, path: "/usecases", handler: h.apiUseCases, summary: "The use case → category hierarchy with task counts", out: []store.UseCase{}},
