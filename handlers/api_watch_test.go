@@ -553,6 +553,13 @@ func TestKPIMetricsAPI(t *testing.T) {
 		t.Errorf("aliases must be a list: %s", raw)
 	}
 
+	// The KPI form's help is the same list.
+	_, doc, _ := a.get(t, "/kpis")
+	help := doc.Find(`[data-testid="known-metrics"] tbody tr`)
+	if help.Length() != len(list) || !strings.Contains(help.Text(), "ROUGE") || !strings.Contains(help.Text(), "Does it help?") {
+		t.Errorf("KPI form help: %d rows for %d metrics: %q", help.Length(), len(list), help.Text())
+	}
+
 	var v struct {
 		OK     bool `json:"ok"`
 		Errors []struct {
