@@ -2,9 +2,9 @@
 //
 // Each check type turns (answer, reference) into a score in [0,1] plus a
 // short detail for people. Exact, contains, regex, numeric and the JSON checks
-// pass or fail (1 or 0); f1, bleu and rouge_l give partial credit. BLEU and
-// ROUGE-L follow sacrebleu's sentence_bleu and Google's rouge-score defaults so
-// numbers can be compared with published results.
+// pass or fail (1 or 0); f1, precision, recall, bleu and rouge_l give partial
+// credit. BLEU and ROUGE-L follow sacrebleu's sentence_bleu and Google's
+// rouge-score defaults so numbers can be compared with published results.
 //
 // The trajectory checks (tool_called, tool_not_called, tool_args,
 // tool_sequence, max_tool_calls) score an agent's tool calls instead of its
@@ -30,6 +30,8 @@ const (
 	Regex      = "regex"
 	Numeric    = "numeric"
 	F1         = "f1"
+	Precision  = "precision"
+	Recall     = "recall"
 	BLEU       = "bleu"
 	RougeL     = "rouge_l"
 	JSONValid  = "json_valid"
@@ -44,7 +46,7 @@ const (
 
 // Types lists every check type in display order: the text checks, then the
 // trajectory checks.
-var Types = []string{ExactMatch, Contains, Regex, Numeric, F1, BLEU, RougeL, JSONValid, JSONSchema,
+var Types = []string{ExactMatch, Contains, Regex, Numeric, F1, Precision, Recall, BLEU, RougeL, JSONValid, JSONSchema,
 	ToolCalled, ToolNotCalled, ToolArgs, ToolSequence, MaxToolCalls}
 
 // MaxPatternLen caps a regex pattern; RE2 is linear-time but a huge pattern
@@ -99,6 +101,10 @@ func Run(typ string, ans Answer, ref string) (Result, error) {
 		return numeric(response, ref)
 	case F1:
 		return tokenF1(response, ref), nil
+	case Precision:
+		return tokenPrecision(response, ref), nil
+	case Recall:
+		return tokenRecall(response, ref), nil
 	case BLEU:
 		return bleu(response, ref), nil
 	case RougeL:

@@ -140,7 +140,7 @@ func TestTypesAllRun(t *testing.T) {
 			t.Errorf("Validate(%q) error: %v", typ, err)
 		}
 	}
-	if len(checks.Types) != 14 {
-		t.Errorf("len(Types) = %d, want 14", len(checks.Types))
+	if len(checks.Types) != 16 {
+		t.Errorf("len(Types) = %d, want 16", len(checks.Types))
 	}
 }

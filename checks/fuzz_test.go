@@ -23,7 +23,8 @@ func fuzzType(b byte) string {
 
 // FuzzRun: Run never panics, a score is always in [0,1], an error is always
 // ErrInvalid with a zero Result, a definition Validate accepts always runs,
-// and the symmetric metrics (f1, rouge_l) are symmetric.
+// the symmetric metrics (f1, rouge_l) are symmetric, and precision one way
+// is recall the other.
 func FuzzRun(f *testing.F) {
 	for i := range checks.Types {
 		f.Add(byte(i), "The answer is $1,234.50 (3/4)", "#### 1234.5")
@@ -59,6 +60,12 @@ func FuzzRun(f *testing.F) {
 				t.Fatalf("%s not symmetric: %v vs %v (%v)", typ, got.Score, back.Score, err)
 			}
 		}
+		if typ == checks.Precision && strings.TrimSpace(response) != "" {
+			back, err := checks.Run(checks.Recall, checks.Answer{Text: ref}, response)
+			if err != nil || math.Abs(back.Score-got.Score) > 1e-12 {
+				t.Fatalf("precision %v is not the recall the other way round %v (%v)", got.Score, back.Score, err)
+			}
+		}
 	})
 }
 
@@ -72,7 +79,7 @@ func FuzzSelfMatch(f *testing.F) {
 		if strings.TrimSpace(s) == "" {
 			return
 		}
-		for _, typ := range []string{checks.ExactMatch, checks.Contains, checks.F1, checks.BLEU, checks.RougeL} {
+		for _, typ := range []string{checks.ExactMatch, checks.Contains, checks.F1, checks.Precision, checks.Recall, checks.BLEU, checks.RougeL} {
 			got, err := checks.Run(typ, checks.Answer{Text: s}, s)
 			if err != nil {
 				t.Fatalf("Run(%q) on %q: %v", typ, s, err)

@@ -51,19 +51,18 @@ func truncNote(cut bool) string {
 	return ""
 }
 
-// --- f1 ---------------------------------------------------------------------
+// --- f1, precision, recall ---------------------------------------------------
 
-// tokenF1 is SQuAD's token F1 (the official evaluate-v2.0 script): both sides
-// are lowercased, stripped of ASCII punctuation and the articles a/an/the,
-// split on whitespace, and compared as bags of tokens. Two empty sides score 1.
-func tokenF1(response, ref string) Result {
+// overlap is the token overlap of a response with its reference, in SQuAD's
+// tokens (squadTokens) compared as bags: f1, precision and recall are three
+// readings of the one count, so they can never disagree on what a token is.
+type overlap struct {
+	same, pred, want int // shared tokens, response tokens, reference tokens
+	cut              bool
+}
+
+func tokenOverlap(response, ref string) overlap {
 	pred, want, cut := tokenPair(response, ref, squadTokens)
-	if len(pred) == 0 || len(want) == 0 {
-		if len(pred) == len(want) {
-			return Result{1, "both empty after normalisation" + truncNote(cut)}
-		}
-		return Result{0, "no tokens to compare after normalisation" + truncNote(cut)}
-	}
 	counts := make(map[string]int, len(want))
 	for _, t := range want {
 		counts[t]++
@@ -75,13 +74,57 @@ func tokenF1(response, ref string) Result {
 			same++
 		}
 	}
-	if same == 0 {
-		return Result{0, "F1 0.00 (no shared tokens)" + truncNote(cut)}
+	return overlap{same: same, pred: len(pred), want: len(want), cut: cut}
+}
+
+// empty scores an overlap with an empty side as the evaluate-v2.0 script
+// does: two empty sides agree (1), one empty side shares nothing (0).
+func (o overlap) empty() (Result, bool) {
+	switch {
+	case o.pred == 0 && o.want == 0:
+		return Result{1, "both empty after normalisation" + truncNote(o.cut)}, true
+	case o.pred == 0 || o.want == 0:
+		return Result{0, "no tokens to compare after normalisation" + truncNote(o.cut)}, true
 	}
-	p := float64(same) / float64(len(pred))
-	r := float64(same) / float64(len(want))
+	return Result{}, false
+}
+
+// tokenF1 is SQuAD's token F1 (the official evaluate-v2.0 script): both sides
+// are lowercased, stripped of ASCII punctuation and the articles a/an/the,
+// split on whitespace, and compared as bags of tokens. Two empty sides score 1.
+func tokenF1(response, ref string) Result {
+	o := tokenOverlap(response, ref)
+	if res, ok := o.empty(); ok {
+		return res
+	}
+	if o.same == 0 {
+		return Result{0, "F1 0.00 (no shared tokens)" + truncNote(o.cut)}
+	}
+	p, r := float64(o.same)/float64(o.pred), float64(o.same)/float64(o.want)
 	f := clamp01(2 * p * r / (p + r))
-	return Result{f, fmt.Sprintf("F1 %.2f (precision %.2f, recall %.2f)%s", f, p, r, truncNote(cut))}
+	return Result{f, fmt.Sprintf("F1 %.2f (precision %.2f, recall %.2f)%s", f, p, r, truncNote(o.cut))}
+}
+
+// tokenPrecision is the share of the response's tokens found in the
+// reference (the P of tokenF1): high when the answer says nothing extra.
+func tokenPrecision(response, ref string) Result {
+	o := tokenOverlap(response, ref)
+	if res, ok := o.empty(); ok {
+		return res
+	}
+	p := float64(o.same) / float64(o.pred)
+	return Result{p, fmt.Sprintf("precision %.2f (%d of %d answer tokens in the reference)%s", p, o.same, o.pred, truncNote(o.cut))}
+}
+
+// tokenRecall is the share of the reference's tokens found in the response
+// (the R of tokenF1): high when the answer leaves nothing out.
+func tokenRecall(response, ref string) Result {
+	o := tokenOverlap(response, ref)
+	if res, ok := o.empty(); ok {
+		return res
+	}
+	r := float64(o.same) / float64(o.want)
+	return Result{r, fmt.Sprintf("recall %.2f (%d of %d reference tokens in the answer)%s", r, o.same, o.want, truncNote(o.cut))}
 }
 
 // asciiPunct is Python's string.punctuation, which SQuAD strips.

@@ -112,10 +112,50 @@ func TestF1(t *testing.T) {
 	}, 1e-9)
 }
 
+// Precision and recall are F1's two halves on the same tokens, computed by
+// hand: shared tokens over the answer's, and over the reference's.
+func TestPrecisionRecall(t *testing.T) {
+	runTable(t, []runCase{
+		// answer: eiffel tower in paris (4), reference: eiffel tower (2, "the" dropped); 2 shared.
+		{"extra words lower precision", checks.Precision, "Eiffel Tower in Paris", "the Eiffel Tower", 2.0 / 4, "2 of 4 answer tokens"},
+		{"extra words keep recall", checks.Recall, "Eiffel Tower in Paris", "the Eiffel Tower", 2.0 / 2, "2 of 2 reference tokens"},
+		// answer: paris (1), reference: paris france (2); 1 shared.
+		{"missing words keep precision", checks.Precision, "Paris.", "Paris, France", 1.0 / 1, ""},
+		{"missing words lower recall", checks.Recall, "Paris.", "Paris, France", 1.0 / 2, ""},
+		// a bag: x x x y against x y shares x once and y once.
+		{"bag clipped precision", checks.Precision, "x x x y", "x y", 2.0 / 4, ""},
+		{"bag clipped recall", checks.Recall, "x x x y", "x y", 2.0 / 2, ""},
+		{"no overlap", checks.Precision, "Carolina Panthers", "Denver Broncos", 0, "0 of 2"},
+		{"both only articles", checks.Recall, "a", "the", 1, "both empty"},
+		{"one side empty", checks.Precision, "the", "Paris", 0, "no tokens"},
+	}, 1e-12)
+}
+
+// F1 is the harmonic mean of the precision and recall checks on any pair.
+func TestF1IsHarmonicMeanOfPrecisionRecall(t *testing.T) {
+	for _, p := range refPairs {
+		score := func(typ string) float64 {
+			r, err := checks.Run(typ, checks.Answer{Text: p.hyp}, p.ref)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return r.Score
+		}
+		prec, rec, f1 := score(checks.Precision), score(checks.Recall), score(checks.F1)
+		want := 0.0
+		if prec+rec > 0 {
+			want = 2 * prec * rec / (prec + rec)
+		}
+		if math.Abs(f1-want) > 1e-12 {
+			t.Errorf("%s: F1 %v, precision %v, recall %v: want F1 %v", p.name, f1, prec, rec, want)
+		}
+	}
+}
+
 // A huge response is cut to MaxTokens and says so, rather than stalling.
 func TestOverlapCaps(t *testing.T) {
 	huge := strings.Repeat("word ", 50*checks.MaxTokens)
-	for _, typ := range []string{checks.F1, checks.BLEU, checks.RougeL} {
+	for _, typ := range []string{checks.F1, checks.Precision, checks.Recall, checks.BLEU, checks.RougeL} {
 		got, err := checks.Run(typ, checks.Answer{Text: huge}, huge)
 		if err != nil {
 			t.Fatalf("%s: %v", typ, err)

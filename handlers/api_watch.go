@@ -427,6 +427,15 @@ func (h *Handler) apiValidateFormula(c echo.Context) error {
 	return c.JSON(http.StatusOK, v)
 }
 
+// apiKPIMetrics lists every metric a formula may read, with the seed's names for it.
+func (h *Handler) apiKPIMetrics(c echo.Context) error {
+	list, err := h.store.MetricList(c.Request().Context())
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, list)
+}
+
 // ---- alerts ----
 
 func alertInputOf(a *store.Alert) store.AlertInput {

@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -515,4 +516,63 @@ func runLog(t *testing.T, st *store.Store, runID int64) string {
 		b.WriteString(l.Message + "\n")
 	}
 	return b.String()
+}
+
+// GET /api/kpis/metrics is the vocabulary the formula checker uses: the
+// seed's names as aliases, every check, and the judges' own metrics.
+func TestKPIMetricsAPI(t *testing.T) {
+	a := newApp(t, storetest.SQLite(t), nil)
+	a.do(t, call{method: "POST", path: "/api/judgement-styles", body: `{"name":"Help","scale_min":1,"scale_max":5,
+		"metrics":[{"name":"helpfulness","description":"Does it help?","weight":1}]}`}, 201, nil)
+	var list []struct {
+		Name        string   `json:"name"`
+		Aliases     []string `json:"aliases"`
+		Description string   `json:"description"`
+		Scale       string   `json:"scale"`
+	}
+	raw := a.do(t, call{method: "GET", path: "/api/kpis/metrics"}, 200, &list)
+	byName := map[string]int{}
+	for i, m := range list {
+		byName[m.Name] = i
+	}
+	for name, want := range map[string]string{"accuracy": "ACCURACY", "check_rouge_l": "ROUGE", "check_bleu": "BLEU",
+		"check_f1": "F1_SCORE", "check_precision": "PRECISION", "check_recall": "RECALL", "latency_ms": "LATENCY_MS",
+		"cost_usd": "COST_USD", "pass_rate": "PASS_RATE"} {
+		i, ok := byName[name]
+		if !ok || !slices.Contains(list[i].Aliases, want) || list[i].Description == "" {
+			t.Errorf("%s: want alias %s and a description in %s", name, want, raw)
+		}
+	}
+	if i, ok := byName["helpfulness"]; !ok || list[i].Description != "Does it help?" || list[i].Scale != "0–1" {
+		t.Errorf("the style's metric: %s", raw)
+	}
+	if i := byName["latency_ms"]; list[i].Scale != "ms" {
+		t.Errorf("latency_ms scale %q, want ms", list[i].Scale)
+	}
+	if strings.Contains(raw, `"aliases":null`) {
+		t.Errorf("aliases must be a list: %s", raw)
+	}
+
+	// The KPI form's help is the same list.
+	_, doc, _ := a.get(t, "/kpis")
+	help := doc.Find(`[data-testid="known-metrics"] tbody tr`)
+	if help.Length() != len(list) || !strings.Contains(help.Text(), "ROUGE") || !strings.Contains(help.Text(), "Does it help?") {
+		t.Errorf("KPI form help: %d rows for %d metrics: %q", help.Length(), len(list), help.Text())
+	}
+
+	var v struct {
+		OK     bool `json:"ok"`
+		Errors []struct {
+			Message string `json:"message"`
+		} `json:"errors"`
+	}
+	a.do(t, call{method: "POST", path: "/api/kpis/validate", body: `{"formula":"THRESHOLD(accuracy, 0.8) + rouge + HELPFULNESS"}`}, 200, &v)
+	if !v.OK {
+		t.Errorf("aliases and style metrics: %+v", v)
+	}
+	a.do(t, call{method: "POST", path: "/api/kpis/validate", body: `{"formula":"helpfulnes + ROUGH"}`}, 200, &v)
+	if v.OK || len(v.Errors) != 2 || !strings.Contains(v.Errors[0].Message, "close: helpfulness") ||
+		!strings.Contains(v.Errors[1].Message, "close: ROUGE") {
+		t.Errorf("close names: %+v", v)
+	}
 }

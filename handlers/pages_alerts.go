@@ -41,12 +41,9 @@ func (h *Handler) alertChoices(ctx context.Context, f *views.AlertForm) error {
 	if f.Schedules, err = h.store.Schedules(ctx); err != nil {
 		return err
 	}
-	known, err := h.store.KnownMetrics(ctx)
-	if err != nil {
-		return err
-	}
-	f.Metrics = sortedMetrics(known)
-	return nil
+	list, err := h.store.MetricList(ctx)
+	f.Metrics = metricNames(list)
+	return err
 }
 
 // channelLines writes channels one per line, as the form takes them.

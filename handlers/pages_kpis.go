@@ -86,35 +86,17 @@ func (h *Handler) kpiChoices(ctx context.Context, f *views.KPIForm) error {
 	if f.Schedules, err = h.store.Schedules(ctx); err != nil {
 		return err
 	}
-	known, err := h.store.KnownMetrics(ctx)
-	if err != nil {
-		return err
-	}
-	f.Metrics = sortedMetrics(known)
-	return nil
+	f.Metrics, err = h.store.MetricList(ctx)
+	return err
 }
 
-// sortedMetrics lists metric names: the run's own first, then judge metrics, then checks.
-func sortedMetrics(known map[string]bool) []string {
-	var out []string
-	for _, m := range store.BuiltinMetrics {
-		if known[m] {
-			out = append(out, m)
-		}
+// metricNames are the names of a metric list, in its order.
+func metricNames(list []kpi.MetricInfo) []string {
+	out := make([]string, len(list))
+	for i, m := range list {
+		out[i] = m.Name
 	}
-	var judge, checks []string
-	for m := range known {
-		switch {
-		case slices.Contains(store.BuiltinMetrics, m):
-		case strings.HasPrefix(m, "check_"):
-			checks = append(checks, m)
-		default:
-			judge = append(judge, m)
-		}
-	}
-	slices.Sort(judge)
-	slices.Sort(checks)
-	return append(append(out, judge...), checks...)
+	return out
 }
 
 func kpiForm(c echo.Context) (store.KPIInput, views.KPIForm, error) {

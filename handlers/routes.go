@@ -274,6 +274,7 @@ func (h *Handler) apiRoutes() []apiRoute {
 		{method: get, path: "/kpis", handler: h.apiListKPIs, summary: "List KPIs", out: []KPIJSON{}},
 		{method: post, path: "/kpis", handler: h.apiCreateKPI, summary: "Create a KPI", in: store.KPIInput{}, out: KPIJSON{}, status: http.StatusCreated, errs: conflict},
 		{method: post, path: "/kpis/validate", handler: h.apiValidateFormula, summary: "Validate a KPI formula", in: FormulaJSON{}, out: kpi.Validation{}},
+		{method: get, path: "/kpis/metrics", handler: h.apiKPIMetrics, summary: "The metrics a KPI formula may read: name, aliases (the seed's names), description, scale", out: []kpi.MetricInfo{}},
 		{method: get, path: "/kpis/:kpi", handler: h.apiGetKPI, summary: "Show a KPI with its latest values", out: KPIJSON{}},
 		{method: put, path: "/kpis/:kpi", handler: h.apiUpdateKPI, summary: "Update a KPI (fields left out keep their value)", in: store.KPIInput{}, out: KPIJSON{}, errs: conflict},
 		{method: patch, path: "/kpis/:kpi", handler: h.apiUpdateKPI, summary: "Update some fields of a KPI", in: store.KPIInput{}, out: KPIJSON{}, errs: conflict},

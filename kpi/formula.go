@@ -9,6 +9,9 @@
 //	number     1, 0.5, .5, 2e-3
 //	metric     a name of letters, digits and '_' (case-insensitive):
 //	           score, accuracy, check_exact_match, pass_rate, latency_ms, …
+//	           or one of the seed's names for them (ACCURACY, ROUGE, BLEU,
+//	           F1_SCORE, PRECISION, RECALL, LATENCY_MS, COST_USD,
+//	           PASS_RATE): Vocabulary lists them all
 //	arithmetic + - * / and unary -, parentheses
 //	comparison < <= > >= = == != <>   (= is equality, <> is !=;
 //	           0.5 < x <= 1 is a range check: both must hold)
@@ -68,11 +71,12 @@ type Formula struct {
 	posMap   []int          // translated byte offset -> source column
 }
 
-// Compile translates and compiles src. known reports whether a metric name
-// (lower-cased) exists; nil accepts any name. It returns every problem found
+// Compile translates and compiles src. known holds the metric names
+// (lower-case) a formula may read besides the Vocabulary's, such as the
+// judges' metrics; nil accepts any name. It returns every problem found
 // (the first MaxErrors), sorted by position; the Formula is nil if there is
 // any.
-func Compile(src string, known func(name string) bool) (*Formula, []Error) {
+func Compile(src string, known map[string]bool) (*Formula, []Error) {
 	runes := []rune(src)
 	end := len(runes) + 1
 	if len(runes) > MaxLength {
@@ -127,7 +131,7 @@ type Validation struct {
 
 // Validate compiles src and reports the outcome; Errors is never nil so it
 // encodes as [] in JSON.
-func Validate(src string, known func(name string) bool) Validation {
+func Validate(src string, known map[string]bool) Validation {
 	_, errs := Compile(src, known)
 	if errs == nil {
 		errs = []Error{}
@@ -141,13 +145,17 @@ func (f *Formula) Metrics() []string { return slices.Clone(f.metrics) }
 // String returns the source as written.
 func (f *Formula) String() string { return f.src }
 
-// Eval computes the formula. Metric names are matched case-insensitively.
-// A missing or non-finite metric, a division by zero and a non-finite
+// Eval computes the formula. Metric names are matched case-insensitively; a
+// metric the run lacks is read from its Fallback if it has one (accuracy →
+// score). A missing or non-finite metric, a division by zero and a non-finite
 // result are errors (of type Error, positioned in the source).
 func (f *Formula) Eval(metrics map[string]float64) (float64, error) {
 	env := make(map[string]any, len(f.metrics))
 	for _, name := range f.metrics {
 		v, ok := lookup(metrics, name)
+		if m := builtin(name); !ok && m != nil && m.Fallback != "" {
+			v, ok = lookup(metrics, m.Fallback)
+		}
 		if !ok {
 			return 0, Error{fmt.Sprintf("missing metric %q", name), f.firstPos[name]}
 		}

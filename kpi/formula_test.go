@@ -15,8 +15,8 @@ import (
 var metrics = map[string]float64{
 	"accuracy":          0.9,
 	"coherence":         0.5,
-	"precision":         0.8,
-	"recall":            0.6,
+	"check_precision":   0.8, // PRECISION and precision read it
+	"check_recall":      0.6,
 	"score":             4,
 	"pass_rate":         0.75,
 	"check_exact_match": 1,
@@ -27,7 +27,14 @@ var metrics = map[string]float64{
 	"zero":              0,
 }
 
-func knownMetric(name string) bool { _, ok := metrics[name]; return ok }
+// knownMetric are the fixture's names, as the store's KnownMetrics gives them.
+var knownMetric = func() map[string]bool {
+	out := map[string]bool{}
+	for name := range metrics {
+		out[name] = true
+	}
+	return out
+}()
 
 func TestEval(t *testing.T) {
 	tests := []struct {
@@ -315,17 +322,111 @@ func TestCompileErrors(t *testing.T) {
 	}
 }
 
-func TestKnownGetsLowerCase(t *testing.T) {
-	var asked []string
-	_, errs := Compile("Accuracy + WEIGHTED_SUM(PASS_RATE:1)", func(n string) bool {
-		asked = append(asked, n)
-		return true
-	})
+// known holds lower-case names; a formula may spell them any way.
+func TestKnownIsCaseInsensitive(t *testing.T) {
+	if _, errs := Compile("Coherence + WEIGHTED_SUM(COHERENCE:1)", map[string]bool{"coherence": true}); errs != nil {
+		t.Fatal(errs)
+	}
+}
+
+// The seed's names are aliases of run metrics, in any case, known or not:
+// ROUGE reads check_rouge_l, and the formula's metrics are the run's names.
+func TestAliases(t *testing.T) {
+	tests := []struct {
+		src  string
+		want []string
+	}{
+		{"ROUGE + rouge + Rouge", []string{"check_rouge_l"}},
+		{"BLEU + F1_SCORE + f1_score", []string{"check_bleu", "check_f1"}},
+		{"PRECISION * RECALL", []string{"check_precision", "check_recall"}},
+		{"ACCURACY + LATENCY_MS + COST_USD + PASS_RATE", []string{"accuracy", "cost_usd", "latency_ms", "pass_rate"}},
+		{"check_rouge_l + ROUGE", []string{"check_rouge_l"}},
+	}
+	for _, tt := range tests {
+		f, errs := Compile(tt.src, map[string]bool{})
+		if errs != nil {
+			t.Fatalf("Compile(%q): %v", tt.src, errs)
+		}
+		if got := f.Metrics(); !reflect.DeepEqual(got, tt.want) {
+			t.Errorf("Compile(%q).Metrics() = %q, want %q", tt.src, got, tt.want)
+		}
+	}
+	f, _ := Compile("ROUGE - check_rouge_l + 2 * BLEU", map[string]bool{})
+	if v, err := f.Eval(map[string]float64{"check_rouge_l": 0.4, "check_bleu": 0.25}); err != nil || v != 0.5 {
+		t.Errorf("Eval = %v, %v; want 0.4 - 0.4 + 0.5", v, err)
+	}
+}
+
+// ACCURACY reads the judges' accuracy metric, and their score where they have none.
+func TestAccuracyFallsBackToScore(t *testing.T) {
+	f, errs := Compile("THRESHOLD(ACCURACY, 0.8)", nil)
 	if errs != nil {
 		t.Fatal(errs)
 	}
-	if want := []string{"accuracy", "pass_rate"}; !reflect.DeepEqual(asked, want) {
-		t.Errorf("known was asked %q, want %q", asked, want)
+	for _, tt := range []struct {
+		metrics map[string]float64
+		want    float64
+	}{
+		{map[string]float64{"accuracy": 0.9, "score": 0.1}, 1}, // its own metric wins
+		{map[string]float64{"accuracy": 0.7, "score": 0.9}, 0},
+		{map[string]float64{"score": 0.85}, 1}, // no accuracy metric: the judge score
+		{map[string]float64{"score": 0.6}, 0},
+	} {
+		if v, err := f.Eval(tt.metrics); err != nil || v != tt.want {
+			t.Errorf("Eval(%v) = %v, %v; want %v", tt.metrics, v, err, tt.want)
+		}
+	}
+	if _, err := f.Eval(map[string]float64{"pass_rate": 1}); err == nil || !strings.Contains(err.Error(), `missing metric "accuracy"`) {
+		t.Errorf("neither accuracy nor score: error %v", err)
+	}
+	// Other metrics have no fallback.
+	g, _ := Compile("ROUGE", nil)
+	if _, err := g.Eval(map[string]float64{"score": 1}); err == nil {
+		t.Error("ROUGE without check_rouge_l evaluated")
+	}
+}
+
+// An unknown name is refused with the names it was probably meant to be.
+func TestUnknownMetricCloseNames(t *testing.T) {
+	known := map[string]bool{"coherence": true}
+	for _, tt := range []struct{ src, want string }{
+		{"ROUGH", `unknown metric "ROUGH" (close: ROUGE`},
+		{"PRECISON", `unknown metric "PRECISON" (close: PRECISION`},
+		{"coherense", `(close: coherence)`},
+		{"rouge_l", `(close: ROUGE, check_rouge_l)`},
+		{"zzzzzz", `unknown metric "zzzzzz"`},
+	} {
+		v := Validate(tt.src, known)
+		if v.OK || !strings.Contains(v.Errors[0].Message, tt.want) {
+			t.Errorf("Validate(%q) = %+v, want an error containing %q", tt.src, v, tt.want)
+		}
+	}
+	if v := Validate("zzzzzz", known); strings.Contains(v.Errors[0].Message, "close") {
+		t.Errorf("nothing is close to zzzzzz: %q", v.Errors[0].Message)
+	}
+}
+
+// Every alias names a metric of the table, and no name stands for two.
+func TestVocabularyIsOneTable(t *testing.T) {
+	seen := map[string]string{}
+	for _, m := range Vocabulary {
+		if m.Name != strings.ToLower(m.Name) || m.Description == "" || m.Scale == "" {
+			t.Errorf("entry %+v: want a lower-case name, a description and a scale", m)
+		}
+		for _, n := range append([]string{m.Name}, m.Aliases...) {
+			if prev, ok := seen[strings.ToLower(n)]; ok && prev != m.Name {
+				t.Errorf("%q names both %s and %s", n, prev, m.Name)
+			}
+			seen[strings.ToLower(n)] = m.Name
+			if Canonical(n) != m.Name {
+				t.Errorf("Canonical(%q) = %q, want %q", n, Canonical(n), m.Name)
+			}
+		}
+	}
+	for _, alias := range []string{"ACCURACY", "ROUGE", "BLEU", "F1_SCORE", "PRECISION", "RECALL", "LATENCY_MS", "COST_USD", "PASS_RATE"} {
+		if _, ok := seen[strings.ToLower(alias)]; !ok {
+			t.Errorf("the seed's %s is not in the vocabulary", alias)
+		}
 	}
 }
 
@@ -335,7 +436,7 @@ func TestMetricsAndString(t *testing.T) {
 	if errs != nil {
 		t.Fatal(errs)
 	}
-	if got, want := f.Metrics(), []string{"accuracy", "check_exact_match", "recall", "score"}; !reflect.DeepEqual(got, want) {
+	if got, want := f.Metrics(), []string{"accuracy", "check_exact_match", "check_recall", "score"}; !reflect.DeepEqual(got, want) {
 		t.Errorf("Metrics() = %q, want %q", got, want)
 	}
 	f.Metrics()[0] = "changed" // callers get a copy
@@ -396,14 +497,14 @@ func TestValidate(t *testing.T) {
 }
 
 func TestConcurrentEval(t *testing.T) {
-	f, errs := Compile("WEIGHTED_SUM(accuracy:0.5, recall:0.5)", nil)
+	f, errs := Compile("WEIGHTED_SUM(accuracy:0.5, coherence:0.5)", nil)
 	if errs != nil {
 		t.Fatal(errs)
 	}
 	done := make(chan float64)
 	for i := range 8 {
 		go func() {
-			v, _ := f.Eval(map[string]float64{"accuracy": float64(i), "recall": float64(i)})
+			v, _ := f.Eval(map[string]float64{"accuracy": float64(i), "coherence": float64(i)})
 			done <- v - float64(i) // (i*0.5 + i*0.5) - i = 0
 		}()
 	}

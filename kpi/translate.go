@@ -185,7 +185,7 @@ func metricVar(name string) string { return "m_" + name }
 
 type translator struct {
 	toks    []token
-	known   func(string) bool
+	known   map[string]bool
 	out     strings.Builder
 	posMap  []int // posMap[i]: source column of output byte i
 	errs    []Error
@@ -367,11 +367,17 @@ func (tr *translator) operand(i int, want tokKind) int {
 	return i + 1
 }
 
+// metric rewrites a metric name, an alias becoming its metric (ROUGE is
+// check_rouge_l), so a formula reads the same whichever name it uses.
 func (tr *translator) metric(t token) {
-	name := strings.ToLower(t.text)
-	if tr.known != nil && !tr.known(name) {
+	name := Canonical(t.text)
+	if tr.known != nil && !tr.known[name] && builtin(name) == nil {
 		// Not blocking: expr can still check the rest, so report more.
-		tr.errs = append(tr.errs, Error{fmt.Sprintf("unknown metric %q", t.text), t.pos})
+		msg := fmt.Sprintf("unknown metric %q", t.text)
+		if close := closeNames(t.text, tr.known); len(close) > 0 {
+			msg += fmt.Sprintf(" (close: %s)", strings.Join(close, ", "))
+		}
+		tr.errs = append(tr.errs, Error{msg, t.pos})
 	}
 	if _, seen := tr.metrics[name]; !seen {
 		tr.metrics[name] = t.pos

@@ -15,6 +15,7 @@ import (
 	"gorm.io/gorm"
 
 	"tribunal/egress"
+	"tribunal/kpi"
 	"tribunal/secret"
 )
 
@@ -96,7 +97,7 @@ const DefaultAnomalyK = 3
 // URLs, which a masked URL sent back keeps.
 func (s *Store) normalizeAlert(ctx context.Context, in *AlertInput, old []Channel) error {
 	in.Name = strings.TrimSpace(in.Name)
-	in.Metric = strings.ToLower(strings.TrimSpace(in.Metric))
+	in.Metric = kpi.Canonical(strings.TrimSpace(in.Metric)) // the seed's names too: ROUGE watches check_rouge_l
 	in.Model = strings.TrimSpace(in.Model)
 	in.Condition = strings.ToUpper(strings.TrimSpace(in.Condition))
 	in.Severity = strings.ToUpper(strings.TrimSpace(in.Severity))

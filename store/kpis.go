@@ -1,10 +1,13 @@
 package store
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 	"time"
 
@@ -46,20 +49,36 @@ type KPIInput struct {
 // metrics and checks (see RunMetrics).
 var BuiltinMetrics = []string{"score", "pass_rate", "latency_ms", "tokens_per_s", "cost_usd", "error_rate"}
 
-// KnownMetrics returns every metric name a formula or alert may use: the
-// built-in run metrics, check_<type> for each check, and the metrics of
-// every judgement style version and run judge.
+// KnownMetrics returns every metric name a formula or alert may use (the
+// names of MetricList).
 func (s *Store) KnownMetrics(ctx context.Context) (map[string]bool, error) {
-	known := map[string]bool{}
-	for _, m := range BuiltinMetrics {
-		known[m] = true
+	list, err := s.MetricList(ctx)
+	if err != nil {
+		return nil, err
 	}
-	for _, t := range CheckTypes {
-		known["check_"+t] = true
-	}
-	for _, m := range rubric.BuiltinMetrics {
+	known := make(map[string]bool, len(list))
+	for _, m := range list {
 		known[m.Name] = true
 	}
+	return known, nil
+}
+
+// MetricList is every metric a formula or alert may read: the KPI
+// vocabulary (run metrics, then check_<type> for each check), then by name
+// the judge metrics of the built-in ones, every judgement style version and
+// every run judge, each with the first description found. A judge's score
+// reaches a KPI normalised to 0–1, so each has that scale.
+func (s *Store) MetricList(ctx context.Context) ([]kpi.MetricInfo, error) {
+	judge := map[string]string{}
+	add := func(ms []Metric) {
+		for _, m := range ms {
+			name := strings.ToLower(m.Name)
+			if judge[name] == "" {
+				judge[name] = m.Description
+			}
+		}
+	}
+	add(rubric.BuiltinMetrics)
 	for _, table := range []string{"judgement_style_versions", "run_judges"} {
 		var lists []string
 		if err := s.conn(ctx).Table(table).Distinct("metrics").Pluck("metrics", &lists).Error; err != nil {
@@ -68,13 +87,19 @@ func (s *Store) KnownMetrics(ctx context.Context) (map[string]bool, error) {
 		for _, l := range lists {
 			var ms []Metric
 			if json.Unmarshal([]byte(l), &ms) == nil {
-				for _, m := range ms {
-					known[strings.ToLower(m.Name)] = true
-				}
+				add(ms)
 			}
 		}
 	}
-	return known, nil
+	out := slices.Clone(kpi.Vocabulary)
+	for _, name := range slices.Sorted(maps.Keys(judge)) {
+		if kpi.Canonical(name) != name || slices.ContainsFunc(out, func(m kpi.MetricInfo) bool { return m.Name == name }) {
+			continue // the vocabulary's own, or an alias that stands for another metric
+		}
+		out = append(out, kpi.MetricInfo{Name: name, Aliases: []string{}, Scale: kpi.ScaleUnit,
+			Description: cmp.Or(judge[name], "judge metric")})
+	}
+	return out, nil
 }
 
 // ValidateFormula checks a formula against the known metrics.
@@ -83,7 +108,7 @@ func (s *Store) ValidateFormula(ctx context.Context, formula string) (kpi.Valida
 	if err != nil {
 		return kpi.Validation{}, err
 	}
-	return kpi.Validate(formula, func(n string) bool { return known[n] }), nil
+	return kpi.Validate(formula, known), nil
 }
 
 func (s *Store) normalizeKPI(ctx context.Context, in *KPIInput) error {

@@ -109,6 +109,10 @@ func CheckTypeWord(typ string) string {
 		return "Numeric"
 	case checks.F1:
 		return "F1"
+	case checks.Precision:
+		return "Precision"
+	case checks.Recall:
+		return "Recall"
 	case checks.BLEU:
 		return "BLEU"
 	case checks.RougeL:
