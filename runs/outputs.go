@@ -111,7 +111,7 @@ func outputChecks(o OutputsOptions) ([]string, error) {
 		case c == "" || slices.Contains(out, c):
 			continue
 		case !slices.Contains(store.CheckTypes, c):
-			return nil, &store.ValidationError{Field: "checks", Message: fmt.Sprintf("unknown check %q (want one of %s)", c, strings.Join(textChecks(), ", "))}
+			return nil, &store.ValidationError{Field: "checks", Message: fmt.Sprintf("unknown check %q (want one of %s)", c, strings.Join(TextChecks(), ", "))}
 		case checks.Trajectory(c):
 			return nil, &store.ValidationError{Field: "checks", Message: fmt.Sprintf("%s scores an agent's tool calls, which imported outputs do not have", c)}
 		}
@@ -123,8 +123,8 @@ func outputChecks(o OutputsOptions) ([]string, error) {
 	return out, nil
 }
 
-// textChecks are the checks that score an answer's text.
-func textChecks() []string {
+// TextChecks are the checks that score an answer's text: the ones an import of outputs may ask for.
+func TextChecks() []string {
 	var out []string
 	for _, c := range store.CheckTypes {
 		if !checks.Trajectory(c) {
