@@ -39,19 +39,6 @@ type Outputs struct {
 	Skipped int
 }
 
-// Models lists the rows' models in the order they first appear.
-func (o *Outputs) Models() []string {
-	var out []string
-	seen := map[string]bool{}
-	for _, r := range o.Rows {
-		if !seen[r.Model] {
-			seen[r.Model] = true
-			out = append(out, r.Model)
-		}
-	}
-	return out
-}
-
 // outputAliases lists, per field of a row of outputs, the names a file may
 // use for it (matched loosely, as task files are). Besides ours it knows
 // Tribunal's own CSV export (time_ms, tokens), OpenAI's usage names
@@ -172,15 +159,15 @@ func outputsHeader(keys []string, line int) *RowError {
 	switch {
 	case !id && !q:
 		return &RowError{Line: line, Field: "task_id", Message: "no task_id or question column"}
-	case !has(at, "model"):
+	case !hasField(at, "model"):
 		return &RowError{Line: line, Field: "model", Message: "no model column"}
-	case !has(at, "response"):
+	case !hasField(at, "response"):
 		return &RowError{Line: line, Field: "response", Message: "no response column (name one response, output or completion)"}
 	}
 	return nil
 }
 
-func has(m map[string]int, k string) bool { _, ok := m[k]; return ok }
+func hasField(m map[string]int, k string) bool { _, ok := m[k]; return ok }
 
 // outputRow reads one record; its problems go to b.
 func outputRow(obj *value, b *builder, csv bool) (OutputRow, bool) {
