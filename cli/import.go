@@ -15,12 +15,22 @@ import (
 )
 
 const importUsage = `Usage: tribunal import FILE... [--collection NAME] [--format FORMAT] [--tags a,b]
+       tribunal import --outputs FILE (--judge-provider P --judge-model M | --judge-ids 1,2) [--checks contains,f1]
+                       [--collection NAME] [--name NAME] [--follow]
 
 Imports tasks from CSV, JSONL, YAML task definitions, promptfoo configs,
 MT-Bench question.jsonl or OpenAI-evals JSONL (detected from the name and
 content, or --format). All or nothing: when any row of any file is bad,
 nothing is imported and every bad row is listed. A task whose task_id exists
 already is updated, not duplicated; the summary says which.
+
+With --outputs, FILE holds answers your models gave elsewhere (CSV or JSONL:
+task_id or question, model, response, and optionally reference, category,
+latency_ms, input_tokens, output_tokens, cost_usd). They become an IMPORTED
+run, one model per model name, scored by the judge (a provider's id or name
+and a model, or saved judges' ids) and/or the checks; no model is called.
+--follow scores it here and prints the table; without it the server (or a
+worker) scores it.
 `
 
 func (e *env) importTasks(args []string) error {
@@ -32,9 +42,24 @@ func (e *env) importTasks(args []string) error {
 	tags := fs.String("tags", "", "comma-separated tags for the collection")
 	dryRun := fs.Bool("dry-run", false, "check and report what would change, without writing")
 	asJSON := fs.Bool("json", false, "print the result as JSON")
+	var o outputsFlags
+	fs.StringVar(&o.file, "outputs", "", "import this file of answers as a run instead of tasks")
+	fs.StringVar(&o.judgeProvider, "judge-provider", "", "with --outputs: the judge's provider (id or name)")
+	fs.StringVar(&o.judgeModel, "judge-model", "", "with --outputs: the judge's model")
+	fs.StringVar(&o.judgeIDs, "judge-ids", "", "with --outputs: a panel of saved judges, comma-separated ids")
+	fs.StringVar(&o.checks, "checks", "", "with --outputs: reference checks, comma-separated (contains, f1, …)")
+	fs.StringVar(&o.name, "name", "", "with --outputs: the run's name (default: its models)")
+	fs.BoolVar(&o.follow, "follow", false, "with --outputs: score the run here and print its results")
 	files, err := parseFlags(fs, args)
 	if err != nil {
 		return err
+	}
+	if o.file != "" {
+		if len(files) > 0 {
+			return usageErr("--outputs takes one file; %s is one too many", strings.Join(files, " "))
+		}
+		o.collection, o.tags, o.asJSON, o.db = *collection, *tags, *asJSON, db
+		return e.importOutputs(o)
 	}
 	if len(files) == 0 {
 		fs.Usage()

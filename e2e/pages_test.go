@@ -113,7 +113,7 @@ func seedEverything(t *testing.T) *seededApp {
 		"/providers", fmt.Sprintf("/providers/%d/edit", prov.ID),
 		"/tasks", fmt.Sprintf("/tasks/%d/edit", task.Items[0].ID),
 		"/collections", fmt.Sprintf("/collections/%d", col.ID),
-		"/import",
+		"/import", "/import?mode=outputs",
 		"/judges", fmt.Sprintf("/judges/%d/edit", judge.ID),
 		"/agents", fmt.Sprintf("/agents/%d/edit", agent.ID),
 		"/sources", fmt.Sprintf("/sources/%d/edit", source.ID),

@@ -43,3 +43,21 @@ func (e *Engine) scoreImported(ctx context.Context, rs *runState, p *store.Provi
 		w.Target.Label(), w.Task.TaskKey, res.TimeMs, res.CompletionTokens), "RESPONSE\n"+res.Response)
 	return e.storeAnswer(ctx, w, p, res, entry)
 }
+
+// StartImported saves an import — its tasks and an IMPORTED run whose items
+// hold their answers, in one transaction — and wakes the engine to score it.
+func (e *Engine) StartImported(ctx context.Context, in store.RunInput, tasks store.ImportInput, imported store.ImportedRun) (*store.Run, *store.ImportResult, error) {
+	snap, err := e.snapshot(in, 0)
+	if err != nil {
+		return nil, nil, err
+	}
+	in.Snapshot = snap
+	run, res, err := e.store.CreateImportedRun(ctx, in, tasks, imported)
+	if err != nil {
+		return nil, nil, err
+	}
+	e.logRun(ctx, run.ID, store.LogInfo, "run", fmt.Sprintf("Run created: %d imported answers from %d model(s), to be scored",
+		len(imported.Answers), len(imported.Targets)), "")
+	e.Refresh()
+	return run, res, nil
+}

@@ -19,6 +19,7 @@ import (
 // upload is a task file sent to be imported, with its options.
 type upload struct {
 	name       string
+	file       string // the file's own name (multipart filename or ?filename=), never the run name of ?name=
 	data       []byte
 	format     importer.Format
 	collection string
@@ -58,7 +59,7 @@ func readUpload(c echo.Context) (*upload, error) {
 			if u.data, err = io.ReadAll(f); err != nil {
 				return nil, badRequest("unreadable upload: %v", err)
 			}
-			u.name = fh.Filename
+			u.name, u.file = fh.Filename, fh.Filename
 		} else if err != nil && !errors.Is(err, http.ErrMissingFile) && ct == echo.MIMEMultipartForm {
 			return nil, badRequest("unreadable form: %v", err)
 		}
@@ -82,7 +83,8 @@ func readUpload(c echo.Context) (*upload, error) {
 		u.data = data
 	}
 	if u.name == "" {
-		u.name = cmpOr(param("filename"), param("name"))
+		u.file = param("filename")
+		u.name = cmpOr(u.file, param("name"))
 	}
 	u.format = importer.Format(strings.ToLower(strings.TrimSpace(param("format"))))
 	if u.format == "auto" {
@@ -151,8 +153,16 @@ func readTasks(u *upload) *importer.Result {
 // apiImport is POST /api/import: a task file as multipart field "file" or as
 // the raw body, with ?format=&collection=&tags=&dry_run=. All or nothing: it
 // answers {created, updated, task_ids, collection, …} or 422 listing every
-// bad row.
+// bad row. With ?kind=outputs the file holds answers instead (see
+// apiImportOutputs).
 func (h *Handler) apiImport(c echo.Context) error {
+	switch kind := c.QueryParam("kind"); kind {
+	case "", "tasks":
+	case "outputs":
+		return h.apiImportOutputs(c)
+	default:
+		return badRequest("kind %q is not an import; use tasks (the default) or outputs", kind)
+	}
 	u, err := readUpload(c)
 	if err != nil {
 		return err

@@ -266,7 +266,7 @@ func TestImportPage(t *testing.T) {
 		t.Fatal(err)
 	}
 	res, doc, _ := a.get(t, "/import")
-	if res.StatusCode != 200 || doc.Find("[data-testid=import-form]").Length() != 1 || doc.Find("nav a[aria-current=page]").Text() != "Import" {
+	if res.StatusCode != 200 || doc.Find("[data-testid=import-form]").Length() != 1 || doc.Find("header nav a[aria-current=page]").Text() != "Import" {
 		t.Fatalf("GET /import: %d", res.StatusCode)
 	}
 	csv := "id,prompt,expected\nq1,What is 2+2?,4\nq2,What is 3+3?,6\n"

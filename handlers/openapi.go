@@ -38,6 +38,9 @@ type apiRoute struct {
 	upload  bool     // the body is a task file (multipart field "file", or raw)
 	maybe   bool     // the body may be left out
 	invalid any      // the 422 reply when it says more than ErrorJSON
+	// also are further successful replies by status (an import of outputs
+	// answers 201 with another body than a task import's 200).
+	also map[int]any
 }
 
 // ErrorJSON is every error reply of the API.
@@ -140,6 +143,10 @@ func (g *schemaGen) operation(r apiRoute) map[string]any {
 		resp[strconv.Itoa(status)] = map[string]any{"description": http.StatusText(status), "content": content}
 	default:
 		resp["204"] = map[string]any{"description": http.StatusText(http.StatusNoContent)}
+	}
+	for code, out := range r.also {
+		resp[strconv.Itoa(code)] = map[string]any{"description": http.StatusText(code),
+			"content": map[string]any{"application/json": map[string]any{"schema": g.schema(reflect.TypeOf(out), true)}}}
 	}
 	errRef := g.schema(reflect.TypeFor[ErrorJSON](), true)
 	for _, code := range errs {

@@ -32,6 +32,9 @@ func importFormats() []string {
 }
 
 func (h *Handler) showImport(c echo.Context) error {
+	if c.QueryParam("mode") == "outputs" {
+		return h.showImportOutputs(c)
+	}
 	f := views.ImportForm{Formats: importFormats(), Collection: c.QueryParam("collection")}
 	return render(c, http.StatusOK, views.ImportPage(f, nil))
 }

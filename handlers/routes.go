@@ -100,6 +100,7 @@ func (h *Handler) routes(e *echo.Echo) {
 	e.POST("/import/preview", h.previewImport)
 	e.GET("/import/preview/:token", h.showImportPreview)
 	e.POST("/import", h.confirmImport)
+	e.POST("/import/outputs", h.importOutputsPage)
 
 	e.GET("/watch", func(c echo.Context) error { return c.Redirect(http.StatusFound, "/schedules") })
 	e.GET("/watch/badge", h.unreadBadge)
@@ -257,8 +258,11 @@ func (h *Handler) apiRoutes() []apiRoute {
 			media: []string{"text/html", "text/csv", "application/json"}},
 		{method: get, path: "/compare/diff", handler: h.apiDiff, summary: "Word diff of two items' answers", query: "a b", out: runs.AnswerDiff{}},
 
-		{method: post, path: "/import", handler: h.apiImport, summary: "Import a task file, all or nothing", query: "format collection tags name dry_run",
-			upload: true, out: store.ImportResult{}, errs: conflict, invalid: ImportErrorJSON{}},
+		{method: post, path: "/import", handler: h.apiImport, summary: "Import a task file, all or nothing; with kind=outputs, a CSV or JSONL file of answers " +
+			"(task_id or question, model, response, latency_ms, input_tokens, output_tokens, cost_usd, reference) as an IMPORTED run scored by " +
+			"judge_provider_id and judge_model, or judge_ids, and/or checks (201 with runs.OutputsImport)",
+			query:  "kind format collection tags name dry_run filename judge_provider_id judge_model judge_ids checks",
+			upload: true, out: store.ImportResult{}, also: map[int]any{http.StatusCreated: runs.OutputsImport{}}, errs: conflict, invalid: ImportErrorJSON{}},
 		{method: get, path: "/export", handler: h.apiExportRuns, summary: "Export several runs as one JSON document or HTML comparison", query: "run_ids format",
 			media: []string{"application/json", "text/html"}},
 

@@ -17,6 +17,37 @@ import (
 // first line is honoured. A quoting error stops the read: the reader cannot
 // tell where the broken row ends, so later rows are not checked.
 func parseCSV(data []byte, tsv bool) ([]row, Errors) {
+	return eachCSVRecord(data, tsv, taskHeader, func(obj *value, b *builder) { b.setAll(obj) })
+}
+
+// taskHeader checks a task file's header: no field twice, and a question.
+func taskHeader(keys []string, line int) *RowError {
+	byField := map[string]int{}
+	hasQuestion := false
+	for i, k := range keys {
+		f := fieldOf(k)
+		if f == "" {
+			f = "metadata:" + k
+		}
+		if j, dup := byField[f]; dup {
+			return &RowError{Line: line, Field: strings.TrimPrefix(f, "metadata:"),
+				Message: fmt.Sprintf("columns %d (%q) and %d (%q) are the same field", j+1, keys[j], i+1, k)}
+		}
+		byField[f] = i
+		hasQuestion = hasQuestion || f == "question" || f == "turns"
+	}
+	if !hasQuestion {
+		return &RowError{Line: line, Field: "question",
+			Message: "no question column (name one question, prompt, input, query or query_text)"}
+	}
+	return nil
+}
+
+// eachCSVRecord reads a CSV with a header row (see parseCSV for the
+// delimiter), checks the header's names with header (a problem there stops
+// the read), and calls fn with every non-blank record as an object of the
+// header's names and the cells' text.
+func eachCSVRecord(data []byte, tsv bool, header func(keys []string, line int) *RowError, fn func(obj *value, b *builder)) ([]row, Errors) {
 	headerLine := 1
 	comma := ','
 	if first, rest, ok := bytes.Cut(data, []byte("\n")); ok || len(first) > 0 {
@@ -32,35 +63,22 @@ func parseCSV(data []byte, tsv bool) ([]row, Errors) {
 	r := csv.NewReader(bytes.NewReader(data))
 	r.Comma = comma
 	r.FieldsPerRecord = -1 // checked per row, so a short row is a row error and not the end of the file
-	header, err := r.Read()
+	names, err := r.Read()
 	if err == io.EOF {
 		return nil, nil
 	}
 	if err != nil {
 		return nil, Errors{csvError(err, 0, headerLine-1)}
 	}
-	keys := make([]string, len(header))
-	byField := map[string]int{}
-	hasQuestion := false
-	for i, h := range header {
+	keys := make([]string, len(names))
+	for i, h := range names {
 		keys[i] = strings.TrimSpace(h)
 		if keys[i] == "" {
 			keys[i] = fmt.Sprintf("column_%d", i+1)
 		}
-		f := fieldOf(keys[i])
-		if f == "" {
-			f = "metadata:" + keys[i]
-		}
-		if j, dup := byField[f]; dup {
-			return nil, Errors{{Line: headerLine, Field: strings.TrimPrefix(f, "metadata:"),
-				Message: fmt.Sprintf("columns %d (%q) and %d (%q) are the same field", j+1, keys[j], i+1, keys[i])}}
-		}
-		byField[f] = i
-		hasQuestion = hasQuestion || f == "question" || f == "turns"
 	}
-	if !hasQuestion {
-		return nil, Errors{{Line: headerLine, Field: "question",
-			Message: "no question column (name one question, prompt, input, query or query_text)"}}
+	if e := header(keys, headerLine); e != nil {
+		return nil, Errors{*e}
 	}
 
 	var rows []row
@@ -95,7 +113,7 @@ func parseCSV(data []byte, tsv bool) ([]row, Errors) {
 		for i, cell := range rec {
 			obj.add(keys[i], newScalar(cell, true, line))
 		}
-		b.setAll(obj)
+		fn(obj, b)
 		rows, errs = b.done(rows, errs)
 	}
 	return rows, errs

@@ -33,6 +33,10 @@
 //	pairwise leaderboards            pairwise.go   Service.Pairwise
 //	CSV export                       export.go     Service.WriteCSV
 //
+// Runs of answers that exist already start here too: a file of your own
+// outputs becomes an IMPORTED run in outputs.go (ImportOutputs), which
+// handlers, the CLI and the Import page call alike.
+//
 // Summaries, analyses, comparisons and leaderboards are cached by a stamp
 // of what they depend on (a run's item counts, grades); an ended run's
 // summary is also stored (Snapshot), so its first view in any process is a

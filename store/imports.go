@@ -228,3 +228,19 @@ func (s *Store) ensureCollection(ctx context.Context, name string, tags TagList)
 	}
 	return &nc, true, nil
 }
+
+// TasksByKey returns the tasks whose task_id is among keys, by task_id.
+func (s *Store) TasksByKey(ctx context.Context, keys []string) (map[string]Task, error) {
+	out := make(map[string]Task, len(keys))
+	err := inChunks(keys, func(part []string) error {
+		var rows []Task
+		if err := s.conn(ctx).Where("task_key IN ?", part).Find(&rows).Error; err != nil {
+			return fmt.Errorf("store: tasks by key: %w", err)
+		}
+		for _, t := range rows {
+			out[t.TaskKey] = t
+		}
+		return nil
+	})
+	return out, err
+}
