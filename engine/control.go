@@ -134,23 +134,6 @@ func (e *Engine) RetryFailed(ctx context.Context, id int64) (int64, error) {
 	return n, nil
 }
 
-// StartImportedRun saves an import's tasks and its IMPORTED run (see
-// store.CreateImportedRun) and starts scoring its answers.
-func (e *Engine) StartImportedRun(ctx context.Context, in store.RunInput, tasks store.ImportInput, imported store.ImportedRun) (*store.Run, *store.ImportResult, error) {
-	snap, err := e.snapshot(in, 0)
-	if err != nil {
-		return nil, nil, err
-	}
-	in.Snapshot = snap
-	run, res, err := e.store.CreateImportedRun(ctx, in, tasks, imported)
-	if err != nil {
-		return nil, nil, err
-	}
-	e.logRun(ctx, run.ID, store.LogInfo, "run", fmt.Sprintf("Run created from %d imported answer(s)", len(imported.Answers)), "")
-	e.Refresh()
-	return run, res, nil
-}
-
 // Rejudge sends an ended run's answers back to its judges, their verdicts forgotten.
 func (e *Engine) Rejudge(ctx context.Context, id int64) (int64, error) {
 	n, err := e.store.RejudgeRun(ctx, id)

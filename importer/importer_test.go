@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"tribunal/checks"
 	"tribunal/store"
 )
 
@@ -39,7 +40,7 @@ func TestAllOrNothing(t *testing.T) {
 			"e,last,\n",
 			Errors{
 				{Row: 2, Line: 4, Field: "question", Message: "is required"},
-				{Row: 4, Line: 6, Field: "checks", Message: `unknown check type "levenshtein" (want one of exact_match, contains, regex, numeric, f1, bleu, rouge_l, json_valid, json_schema, tool_called, tool_not_called, tool_args, tool_sequence, max_tool_calls)`},
+				{Row: 4, Line: 6, Field: "checks", Message: `unknown check type "levenshtein" (want one of ` + strings.Join(checks.Types, ", ") + `)`},
 			}},
 		{"tasks.jsonl", `{"id": "a", "question": "q"}
 {"id": "b", "question": "q", "turns": "not a list"}

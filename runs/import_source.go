@@ -156,7 +156,7 @@ func (s *Service) ImportSource(ctx context.Context, sourceID int64, in SourceImp
 			runIn.Metrics = append(runIn.Metrics, "check_"+c.Type)
 		}
 	}
-	r, res, err := s.engine.StartImportedRun(ctx, runIn, tasks, imported)
+	r, res, err := s.engine.StartImported(ctx, runIn, tasks, imported)
 	if err != nil {
 		return nil, err
 	}
