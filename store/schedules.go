@@ -13,11 +13,24 @@ import (
 	"tribunal/schedule"
 )
 
-// Schedule is a saved run template that a cron expression fires (seed 002 §3.4, §8).
+// Schedule is a saved run template that a cron expression, a call to its
+// webhook or an event fires (seed 002 §3.4, §8).
 type Schedule struct {
-	ID       int64    `json:"id"`
-	Name     string   `json:"name"`
-	Cron     string   `json:"cron"`
+	ID   int64  `json:"id"`
+	Name string `json:"name"`
+	// Trigger is CRON, WEBHOOK or EVENT (see schedule_triggers.go).
+	Trigger string `json:"trigger" gorm:"column:trigger_type"`
+	// Cron is empty unless Trigger is CRON.
+	Cron string `json:"cron"`
+	// Event is what an EVENT schedule listens for; EventSourceID narrows
+	// import.finished to one trace source.
+	Event         string `json:"event"`
+	EventSourceID *int64 `json:"event_source_id"`
+	// TokenHash is the hex SHA-256 of a WEBHOOK schedule's token.
+	TokenHash string `json:"-"`
+	// Token is the webhook token in clear, set only in the reply that
+	// created it (creation, rotation, a switch to WEBHOOK): never stored.
+	Token    string   `json:"token,omitempty" gorm:"-"`
 	Timezone string   `json:"timezone"`
 	Enabled  bool     `json:"enabled"`
 	Template RunInput `json:"template" gorm:"serializer:json"`
@@ -40,7 +53,10 @@ type Schedule struct {
 // ScheduleInput is what a user sends to create or replace a schedule.
 type ScheduleInput struct {
 	Name                   string
+	Trigger                string
 	Cron                   string
+	Event                  string
+	EventSourceID          *int64
 	Timezone               string
 	Enabled                bool
 	MaxConsecutiveFailures int
@@ -104,6 +120,9 @@ func (in *ScheduleInput) normalize() (*schedule.Spec, error) {
 	in.Timezone = strings.TrimSpace(in.Timezone)
 	if in.Timezone == "" {
 		in.Timezone = "UTC"
+	}
+	if err := in.normalizeTrigger(); err != nil || in.Trigger != TriggerCron {
+		return nil, err
 	}
 	spec, err := schedule.Parse(in.Cron, in.Timezone)
 	if err != nil {
@@ -183,7 +202,11 @@ func (s *Store) Schedule(ctx context.Context, id int64) (*Schedule, error) {
 	return &sc, nil
 }
 
+// nextAt is a cron schedule's next occurrence; other triggers have none (nil spec).
 func nextAt(spec *schedule.Spec, now time.Time) *time.Time {
+	if spec == nil {
+		return nil
+	}
 	n := spec.Next(now)
 	if n.IsZero() {
 		return nil
@@ -202,9 +225,15 @@ func (s *Store) CreateSchedule(ctx context.Context, in ScheduleInput, now time.T
 		return nil, err
 	}
 	now = now.UTC()
-	sc := Schedule{Name: in.Name, Cron: in.Cron, Timezone: in.Timezone, Enabled: in.Enabled, Template: in.Template,
+	sc := Schedule{Name: in.Name, Trigger: in.Trigger, Cron: in.Cron, Event: in.Event, EventSourceID: in.EventSourceID,
+		Timezone: in.Timezone, Enabled: in.Enabled, Template: in.Template,
 		MaxConsecutiveFailures: in.MaxConsecutiveFailures, AutoDisableOnFailure: in.AutoDisableOnFailure,
 		Revision: 1, CreatedAt: now, UpdatedAt: now}
+	if in.Trigger == TriggerWebhook {
+		if sc.Token, sc.TokenHash, err = newScheduleToken(); err != nil {
+			return nil, err
+		}
+	}
 	if in.Enabled {
 		sc.NextRunAt = nextAt(spec, now)
 	}
@@ -220,7 +249,8 @@ func (s *Store) CreateSchedule(ctx context.Context, in ScheduleInput, now time.T
 // UpdateSchedule replaces a schedule's settings. A change of cron or time
 // zone, or enabling it, plans the next occurrence afresh from now (missed
 // occurrences of a disabled schedule are not caught up); enabling also
-// clears its failures. Disabling drops a waiting occurrence.
+// clears its failures. Disabling drops a waiting occurrence. A switch to
+// WEBHOOK makes a token (returned in Token, once); a switch away drops it.
 func (s *Store) UpdateSchedule(ctx context.Context, id int64, in ScheduleInput, now time.Time) (*Schedule, error) {
 	spec, err := in.normalize()
 	if err != nil {
@@ -230,14 +260,27 @@ func (s *Store) UpdateSchedule(ctx context.Context, id int64, in ScheduleInput, 
 		return nil, err
 	}
 	now = now.UTC()
+	token := ""
 	err = s.Transact(ctx, func(tx *Store) error {
 		var cur Schedule
 		if err := tx.conn(ctx).Clauses(lockForUpdate(s.dialect)...).Take(&cur, id).Error; err != nil {
 			return fmt.Errorf("store: update schedule: %w", notFound(err, "schedule", id))
 		}
-		updates := map[string]any{"name": in.Name, "cron": in.Cron, "timezone": in.Timezone, "enabled": in.Enabled,
+		updates := map[string]any{"name": in.Name, "trigger_type": in.Trigger, "cron": in.Cron, "event": in.Event,
+			"event_source_id": in.EventSourceID, "timezone": in.Timezone, "enabled": in.Enabled,
 			"template": mustJSON(in.Template), "max_consecutive_failures": in.MaxConsecutiveFailures,
 			"auto_disable_on_failure": in.AutoDisableOnFailure, "revision": gorm.Expr("revision + 1"), "updated_at": now}
+		switch {
+		case in.Trigger != TriggerWebhook:
+			updates["token_hash"] = ""
+		case cur.Trigger != TriggerWebhook || cur.TokenHash == "":
+			var hash string
+			var err error
+			if token, hash, err = newScheduleToken(); err != nil {
+				return err
+			}
+			updates["token_hash"] = hash
+		}
 		switch {
 		case !in.Enabled:
 			updates["next_run_at"], updates["pending_since"] = nil, nil
@@ -258,7 +301,12 @@ func (s *Store) UpdateSchedule(ctx context.Context, id int64, in ScheduleInput, 
 	if err != nil {
 		return nil, err
 	}
-	return s.Schedule(ctx, id)
+	sc, err := s.Schedule(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	sc.Token = token
+	return sc, nil
 }
 
 // DeleteSchedule removes a schedule with its firings and scoped KPIs and
@@ -277,7 +325,7 @@ func (s *Store) DeleteSchedule(ctx context.Context, id int64) error {
 // DueSchedules lists enabled schedules whose next_run_at has come, earliest first.
 func (s *Store) DueSchedules(ctx context.Context, now time.Time, limit int) ([]Schedule, error) {
 	var out []Schedule
-	err := s.conn(ctx).Where("enabled AND next_run_at IS NOT NULL AND next_run_at <= ?", now.UTC()).
+	err := s.conn(ctx).Where("enabled AND trigger_type = ? AND next_run_at IS NOT NULL AND next_run_at <= ?", TriggerCron, now.UTC()).
 		Order("next_run_at, id").Limit(max(limit, 1)).Find(&out).Error
 	if err != nil {
 		return nil, fmt.Errorf("store: due schedules: %w", err)
