@@ -104,6 +104,7 @@ func (h *Handler) routes(e *echo.Echo) {
 	e.POST("/schedules/:schedule", h.updateSchedulePage)
 	e.POST("/schedules/:schedule/toggle", h.toggleSchedulePage)
 	e.POST("/schedules/:schedule/run", h.runSchedulePage)
+	e.POST("/schedules/:schedule/token", h.rotateScheduleTokenPage)
 	e.POST("/schedules/:schedule/delete", h.deleteSchedulePage)
 
 	e.GET("/kpis", h.showKPIs)
