@@ -2,6 +2,8 @@ package watch
 
 import (
 	"context"
+	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -116,6 +118,52 @@ func TestFireRecordsASkipWhenNoSlotIsFree(t *testing.T) {
 		}
 		if fs := firings(t, st, sc.ID); len(fs) != 1 || fs[0].Status != store.FiringSkipped || fs[0].TriggeredBy != "EVENT" || fs[0].RunID != nil {
 			t.Errorf("want one SKIPPED event firing: %s", describe(fs))
+		}
+	})
+}
+
+// The evaluator fires run.finished once per finished run: a FINISHED run
+// starts the listener, a FAILED one does not, and the listener's own run
+// finishing starts nothing more.
+func TestEvaluatorFiresRunFinished(t *testing.T) {
+	storetest.EachWith(t, store.Config{MaxActiveRuns: 10}, func(t *testing.T, st *store.Store) {
+		ctx := context.Background()
+		clock := newFakeClock(time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC))
+		tmpl := template(t, st)
+		sc := newEventSchedule(t, st, "after runs", store.EventRunFinished, nil, tmpl, clock.Now())
+		starter := &recStarter{st: st}
+		ev := NewEvaluator(Config{Clock: clock, WorkerID: "w1"}, st, quietLog())
+		ev.starter = starter
+		end := func(status store.RunStatus) *store.Run {
+			t.Helper()
+			r, err := st.CreateRun(ctx, tmpl)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := st.SetRunStatus(ctx, r.ID, status, store.RunPending); err != nil {
+				t.Fatal(err)
+			}
+			return r
+		}
+		end(store.RunFailed)
+		finished := end(store.RunFinished)
+		for range 2 { // the second look finds nothing new
+			if _, err := ev.Tick(ctx); err != nil {
+				t.Fatal(err)
+			}
+		}
+		fs := firings(t, st, sc.ID)
+		if len(fs) != 1 || fs[0].TriggeredBy != "EVENT" || fs[0].RunID == nil || !strings.Contains(fs[0].Message, fmt.Sprintf("run %d", finished.ID)) {
+			t.Fatalf("want one EVENT firing for run %d: %s", finished.ID, describe(fs))
+		}
+		if _, err := st.SetRunStatus(ctx, *fs[0].RunID, store.RunFinished, store.RunPending); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := ev.Tick(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if fs := firings(t, st, sc.ID); len(fs) != 1 {
+			t.Errorf("the event-started run's end fired again: %s", describe(fs))
 		}
 	})
 }
