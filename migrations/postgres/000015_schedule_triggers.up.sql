@@ -13,7 +13,7 @@ ALTER TABLE schedules ADD COLUMN trigger_type TEXT NOT NULL DEFAULT 'CRON' CHECK
 -- hex SHA-256 of the webhook token; the token itself is shown once and never stored
 ALTER TABLE schedules ADD COLUMN token_hash TEXT NOT NULL DEFAULT '';
 ALTER TABLE schedules ADD COLUMN event TEXT NOT NULL DEFAULT '' CHECK (event IN ('', 'import.finished', 'run.finished'));
--- no foreign key: trace sources live in their own migration, and a schedule
+-- no foreign key: trace sources arrive in their own migration (000014), and a schedule
 -- whose source is gone simply never hears from it
 ALTER TABLE schedules ADD COLUMN event_source_id BIGINT;
 CREATE INDEX idx_schedules_event ON schedules (event) WHERE event <> '';
