@@ -86,8 +86,9 @@ func seedEverything(t *testing.T) *seededApp {
 		s.runs[i] = run.ID
 	}
 	s.agentItem = seedTrajectory(t, a, st, s.runs[1])
-	var sched, kpi, alert struct{ ID int64 }
+	var sched, hook, kpi, alert struct{ ID int64 }
 	apiCall(t, a, "POST", "/api/schedules", map[string]any{"name": "Nightly", "cron": "0 0 3 * * *", "template": runBody}, &sched, 201)
+	apiCall(t, a, "POST", "/api/schedules", map[string]any{"name": "On deploy", "trigger": "WEBHOOK", "template": runBody}, &hook, 201)
 	apiCall(t, a, "POST", "/api/kpis", map[string]any{"name": "Quality", "formula": "score * 10 + pass_rate", "collection_id": col.ID}, &kpi, 201)
 	apiCall(t, a, "POST", "/api/alerts", map[string]any{"name": "Score low", "metric": "score", "model": "fake-small", "condition": "LESS_THAN",
 		"threshold": 0.8, "severity": "CRITICAL", "channels": []map[string]any{{"type": "in_app"}}}, &alert, 201)
@@ -118,7 +119,7 @@ func seedEverything(t *testing.T) *seededApp {
 		"/agents", fmt.Sprintf("/agents/%d/edit", agent.ID),
 		"/sources", fmt.Sprintf("/sources/%d/edit", source.ID),
 		"/styles", fmt.Sprintf("/styles/%d", styles[0].ID), fmt.Sprintf("/styles/%d/edit", styles[0].ID),
-		"/schedules", fmt.Sprintf("/schedules/%d", sched.ID),
+		"/schedules", fmt.Sprintf("/schedules/%d", sched.ID), fmt.Sprintf("/schedules/%d", hook.ID),
 		"/kpis", fmt.Sprintf("/kpis/%d", kpi.ID),
 		"/alerts", fmt.Sprintf("/alerts/%d", alert.ID),
 		"/notifications",

@@ -84,8 +84,14 @@ func exclusive[A, B any](named map[string]bool, a string, pa *A, isSetA bool, b 
 
 // scheduleBody is a schedule as the API reads it.
 type scheduleBody struct {
-	Name                   string          `json:"name"`
-	Cron                   string          `json:"cron"`
+	Name string `json:"name"`
+	// Trigger is CRON (the default), WEBHOOK or EVENT.
+	Trigger string `json:"trigger"`
+	// Cron is required for CRON only.
+	Cron string `json:"cron"`
+	// Event (import.finished or run.finished) and EventSourceID (import.finished only) are EVENT's.
+	Event                  string          `json:"event"`
+	EventSourceID          *int64          `json:"event_source_id"`
 	Timezone               string          `json:"timezone"`
 	Enabled                bool            `json:"enabled"`
 	MaxConsecutiveFailures int             `json:"max_consecutive_failures"`
@@ -97,13 +103,15 @@ func (b scheduleBody) input() (store.ScheduleInput, error) {
 	if b.Template == nil {
 		return store.ScheduleInput{}, &store.ValidationError{Field: "template", Message: "is required: the body of POST /api/runs (judge, targets, collection_ids, …)"}
 	}
-	return store.ScheduleInput{Name: b.Name, Cron: b.Cron, Timezone: b.Timezone, Enabled: b.Enabled,
+	return store.ScheduleInput{Name: b.Name, Trigger: b.Trigger, Cron: b.Cron, Event: b.Event, EventSourceID: b.EventSourceID,
+		Timezone: b.Timezone, Enabled: b.Enabled,
 		MaxConsecutiveFailures: b.MaxConsecutiveFailures, AutoDisableOnFailure: b.AutoDisableOnFailure, Template: *b.Template}, nil
 }
 
 func scheduleBodyOf(s *store.Schedule) scheduleBody {
 	t := s.Template
-	return scheduleBody{Name: s.Name, Cron: s.Cron, Timezone: s.Timezone, Enabled: s.Enabled,
+	return scheduleBody{Name: s.Name, Trigger: s.Trigger, Cron: s.Cron, Event: s.Event, EventSourceID: s.EventSourceID,
+		Timezone: s.Timezone, Enabled: s.Enabled,
 		MaxConsecutiveFailures: s.MaxConsecutiveFailures, AutoDisableOnFailure: s.AutoDisableOnFailure, Template: &t}
 }
 
@@ -226,6 +234,39 @@ func (h *Handler) apiRunSchedule(c echo.Context) error {
 		return err
 	}
 	return c.JSON(http.StatusCreated, out)
+}
+
+// scheduleTokenHeader carries a WEBHOOK schedule's token.
+const scheduleTokenHeader = "X-Tribunal-Token"
+
+// apiTriggerSchedule is a WEBHOOK schedule's webhook. Its token is its own
+// credential: requireAuth lets this one route through without the server's.
+func (h *Handler) apiTriggerSchedule(c echo.Context) error {
+	id, err := pathID(c, "schedule")
+	if err != nil {
+		return err
+	}
+	run, err := watch.Trigger(withoutCancel(c), h.store, h.runs, id, c.Request().Header.Get(scheduleTokenHeader), time.Now())
+	if err != nil {
+		return err
+	}
+	out, err := h.runJSON(c.Request().Context(), run, false)
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusCreated, out)
+}
+
+func (h *Handler) apiRotateScheduleToken(c echo.Context) error {
+	id, err := pathID(c, "schedule")
+	if err != nil {
+		return err
+	}
+	s, err := h.store.RotateScheduleToken(withoutCancel(c), id, time.Now())
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, scheduleJSON(s))
 }
 
 func (h *Handler) apiScheduleHistory(c echo.Context) error {

@@ -56,6 +56,12 @@ func openPath(path string) bool {
 	return false
 }
 
+// scheduleWebhook is the one API route that has its own credential: a
+// WEBHOOK schedule's token (X-Tribunal-Token), checked by the handler.
+func scheduleWebhook(c echo.Context) bool {
+	return c.Request().Method == http.MethodPost && c.Path() == "/api/schedules/:schedule/trigger"
+}
+
 // requireAuth lets signed-in requests through when a token is set. Others
 // get 401 from the API and /metrics, and the sign-in page elsewhere.
 func (h *Handler) requireAuth(next echo.HandlerFunc) echo.HandlerFunc {
@@ -70,7 +76,7 @@ func (h *Handler) requireAuth(next echo.HandlerFunc) echo.HandlerFunc {
 			session = views.SignedIn
 		}
 		c.SetRequest(r.WithContext(views.WithSession(r.Context(), session)))
-		if signedIn || openPath(c.Path()) {
+		if signedIn || openPath(c.Path()) || scheduleWebhook(c) {
 			return next(c)
 		}
 		if isAPI(c) || r.URL.Path == "/metrics" {

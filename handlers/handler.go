@@ -28,6 +28,7 @@ import (
 	"tribunal/runs"
 	"tribunal/store"
 	"tribunal/views"
+	"tribunal/watch"
 )
 
 // Handler holds what every handler needs.
@@ -109,6 +110,8 @@ func statusOf(err error) (int, string) {
 	switch {
 	case errors.As(err, &he):
 		return he.Code, fmt.Sprint(he.Message)
+	case errors.Is(err, watch.ErrBadToken):
+		return http.StatusUnauthorized, "send the schedule's token in the " + scheduleTokenHeader + " header"
 	case errors.As(err, &ve):
 		return http.StatusUnprocessableEntity, ve.Error()
 	case errors.As(err, &nf):

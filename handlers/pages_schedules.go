@@ -19,7 +19,7 @@ import (
 
 // ---- schedules ----
 
-var scheduleFields = []string{"name", "cron", "timezone", "max_consecutive_failures"}
+var scheduleFields = []string{"name", "trigger", "cron", "event", "event_source_id", "timezone", "max_consecutive_failures"}
 
 // scheduleField places a schedule error on its field; the run template's
 // problems go above the template.
@@ -89,12 +89,22 @@ func templateForm(in store.RunInput) views.NewRunForm {
 // same fields as the new-run form. prev is the stored template, whose
 // settings the form does not show (weights, the judge's settings) stay.
 func scheduleForm(c echo.Context, prev *store.RunInput) (store.ScheduleInput, views.ScheduleForm, error) {
-	f := views.ScheduleForm{Name: c.FormValue("schedule_name"), Cron: c.FormValue("cron"), Timezone: c.FormValue("timezone"),
+	f := views.ScheduleForm{Name: c.FormValue("schedule_name"), Trigger: c.FormValue("trigger"), Event: c.FormValue("event"),
+		EventSourceID: strings.TrimSpace(c.FormValue("event_source_id")), Cron: c.FormValue("cron"), Timezone: c.FormValue("timezone"),
 		Enabled: c.FormValue("enabled") != "", AutoDisable: c.FormValue("auto_disable_on_failure") != "",
 		MaxFailures: strings.TrimSpace(c.FormValue("max_consecutive_failures"))}
 	tmpl, run, err := runFormInput(c)
 	f.Run = run
-	in := store.ScheduleInput{Name: f.Name, Cron: f.Cron, Timezone: f.Timezone, Enabled: f.Enabled, AutoDisableOnFailure: f.AutoDisable}
+	in := store.ScheduleInput{Name: f.Name, Trigger: f.Trigger, Cron: f.Cron, Event: f.Event, Timezone: f.Timezone,
+		Enabled: f.Enabled, AutoDisableOnFailure: f.AutoDisable}
+	// The source filter belongs to import.finished only; elsewhere the hidden field is ignored.
+	if f.EventSourceID != "" && f.Trigger == store.TriggerEvent && f.Event == store.EventImportFinished {
+		id, err := strconv.ParseInt(f.EventSourceID, 10, 64)
+		if err != nil || id < 1 {
+			return in, f, &store.ValidationError{Field: "event_source_id", Message: fmt.Sprintf("must be a source's id, got %q", f.EventSourceID)}
+		}
+		in.EventSourceID = &id
+	}
 	if err != nil {
 		if ve, ok := err.(*store.ValidationError); ok {
 			err = &store.ValidationError{Field: "template." + ve.Field, Message: ve.Message}
@@ -119,7 +129,7 @@ func scheduleForm(c echo.Context, prev *store.RunInput) (store.ScheduleInput, vi
 }
 
 func (h *Handler) showSchedules(c echo.Context) error {
-	f := views.ScheduleForm{Enabled: true, AutoDisable: true, Timezone: "UTC", Cron: "0 0 3 * * *", MaxFailures: "3"}
+	f := views.ScheduleForm{Trigger: store.TriggerCron, Enabled: true, AutoDisable: true, Timezone: "UTC", Cron: "0 0 3 * * *", MaxFailures: "3"}
 	return h.renderSchedules(c, http.StatusOK, f)
 }
 
@@ -159,7 +169,41 @@ func (h *Handler) createSchedulePage(c echo.Context) error {
 		f.Errors = errs
 		return h.renderSchedules(c, status, f)
 	}
+	if s.Token != "" {
+		// The token exists in clear only in this reply: show the page with it
+		// rather than redirect, which would lose it.
+		return h.renderSchedule(c, http.StatusCreated, s, scheduleFormOf(s))
+	}
 	return redirectFlash(c, "Schedule created.", fmt.Sprintf("/schedules/%d", s.ID))
+}
+
+// scheduleFormOf fills the edit form from a stored schedule.
+func scheduleFormOf(s *store.Schedule) views.ScheduleForm {
+	f := views.ScheduleForm{ID: s.ID, Name: s.Name, Trigger: s.Trigger, Event: s.Event, Cron: s.Cron, Timezone: s.Timezone,
+		Enabled: s.Enabled, AutoDisable: s.AutoDisableOnFailure, MaxFailures: strconv.Itoa(s.MaxConsecutiveFailures), Run: templateForm(s.Template)}
+	if s.EventSourceID != nil {
+		f.EventSourceID = strconv.FormatInt(*s.EventSourceID, 10)
+	}
+	return f
+}
+
+// webhookURL is the absolute URL of a schedule's webhook, as this request reached the server.
+func webhookURL(c echo.Context, id int64) string {
+	return fmt.Sprintf("%s://%s/api/schedules/%d/trigger", c.Scheme(), c.Request().Host, id)
+}
+
+// rotateScheduleTokenPage makes a new token and swaps the webhook panel for
+// one that shows it, once.
+func (h *Handler) rotateScheduleTokenPage(c echo.Context) error {
+	id, err := pathID(c, "schedule")
+	if err != nil {
+		return err
+	}
+	s, err := h.store.RotateScheduleToken(withoutCancel(c), id, time.Now())
+	if err != nil {
+		return err
+	}
+	return render(c, http.StatusOK, views.WebhookPanel(s.ID, webhookURL(c, s.ID), s.Token))
 }
 
 func (h *Handler) showSchedule(c echo.Context) error {
@@ -171,9 +215,7 @@ func (h *Handler) showSchedule(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	f := views.ScheduleForm{ID: s.ID, Name: s.Name, Cron: s.Cron, Timezone: s.Timezone, Enabled: s.Enabled,
-		AutoDisable: s.AutoDisableOnFailure, MaxFailures: strconv.Itoa(s.MaxConsecutiveFailures), Run: templateForm(s.Template)}
-	return h.renderSchedule(c, http.StatusOK, s, f)
+	return h.renderSchedule(c, http.StatusOK, s, scheduleFormOf(s))
 }
 
 func (h *Handler) renderSchedule(c echo.Context, status int, s *store.Schedule, f views.ScheduleForm) error {
@@ -181,7 +223,7 @@ func (h *Handler) renderSchedule(c echo.Context, status int, s *store.Schedule, 
 	if err := h.runChoices(ctx, &f.Run); err != nil {
 		return err
 	}
-	v := views.ScheduleView{Schedule: *s, Form: f, Upcoming: upcoming(s, 5), Unread: h.unread(ctx)}
+	v := views.ScheduleView{Schedule: *s, WebhookURL: webhookURL(c, s.ID), Token: s.Token, Form: f, Upcoming: upcoming(s, 5), Unread: h.unread(ctx)}
 	var err error
 	if v.Firings, err = h.store.ScheduleFirings(ctx, s.ID, 100); err != nil {
 		return err
@@ -209,8 +251,9 @@ func (h *Handler) updateSchedulePage(c echo.Context) error {
 	}
 	in, f, err := scheduleForm(c, &cur.Template)
 	f.ID = id
+	var saved *store.Schedule
 	if err == nil {
-		_, err = h.store.UpdateSchedule(withoutCancel(c), id, in, time.Now())
+		saved, err = h.store.UpdateSchedule(withoutCancel(c), id, in, time.Now())
 	}
 	if err != nil {
 		status, errs, ok := formErrors(err, scheduleField)
@@ -219,6 +262,9 @@ func (h *Handler) updateSchedulePage(c echo.Context) error {
 		}
 		f.Errors = errs
 		return h.renderSchedule(c, status, cur, f)
+	}
+	if saved.Token != "" { // switched to WEBHOOK: its new token shows once, here
+		return h.renderSchedule(c, http.StatusOK, saved, scheduleFormOf(saved))
 	}
 	return redirectFlash(c, "Schedule saved.", fmt.Sprintf("/schedules/%d", id))
 }

@@ -112,6 +112,7 @@ func (h *Handler) routes(e *echo.Echo) {
 	e.POST("/schedules/:schedule", h.updateSchedulePage)
 	e.POST("/schedules/:schedule/toggle", h.toggleSchedulePage)
 	e.POST("/schedules/:schedule/run", h.runSchedulePage)
+	e.POST("/schedules/:schedule/token", h.rotateScheduleTokenPage)
 	e.POST("/schedules/:schedule/delete", h.deleteSchedulePage)
 
 	e.GET("/kpis", h.showKPIs)
@@ -273,6 +274,8 @@ func (h *Handler) apiRoutes() []apiRoute {
 		{method: patch, path: "/schedules/:schedule", handler: h.apiUpdateSchedule, summary: "Update some fields of a schedule", in: scheduleBody{}, out: ScheduleJSON{}, errs: conflict},
 		{method: del, path: "/schedules/:schedule", handler: h.apiDeleteSchedule, summary: "Delete a schedule"},
 		{method: post, path: "/schedules/:schedule/run", handler: h.apiRunSchedule, summary: "Run a schedule now", out: RunJSON{}, status: http.StatusCreated, errs: conflict},
+		{method: post, path: "/schedules/:schedule/trigger", handler: h.apiTriggerSchedule, summary: "Start a WEBHOOK schedule's run (header X-Tribunal-Token: its token; needs no --auth-token)", out: RunJSON{}, status: http.StatusCreated, errs: []int{http.StatusUnauthorized, http.StatusConflict}},
+		{method: post, path: "/schedules/:schedule/token", handler: h.apiRotateScheduleToken, summary: "Give a WEBHOOK schedule a new token (shown once; the old one stops working)", out: ScheduleJSON{}, errs: conflict},
 		{method: get, path: "/schedules/:schedule/runs", handler: h.apiScheduleHistory, summary: "A schedule's firings", query: "limit", out: []store.ScheduleFiring{}},
 
 		{method: get, path: "/kpis", handler: h.apiListKPIs, summary: "List KPIs", out: []KPIJSON{}},

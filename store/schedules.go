@@ -8,16 +8,28 @@ import (
 	"time"
 
 	"gorm.io/gorm"
-	"gorm.io/gorm/clause"
 
 	"tribunal/schedule"
 )
 
-// Schedule is a saved run template that a cron expression fires (seed 002 §3.4, §8).
+// Schedule is a saved run template that a cron expression, a call to its
+// webhook or an event fires (seed 002 §3.4, §8).
 type Schedule struct {
-	ID       int64    `json:"id"`
-	Name     string   `json:"name"`
-	Cron     string   `json:"cron"`
+	ID   int64  `json:"id"`
+	Name string `json:"name"`
+	// Trigger is CRON, WEBHOOK or EVENT (see schedule_triggers.go).
+	Trigger string `json:"trigger" gorm:"column:trigger_type"`
+	// Cron is empty unless Trigger is CRON.
+	Cron string `json:"cron"`
+	// Event is what an EVENT schedule listens for; EventSourceID narrows
+	// import.finished to one trace source.
+	Event         string `json:"event"`
+	EventSourceID *int64 `json:"event_source_id"`
+	// TokenHash is the hex SHA-256 of a WEBHOOK schedule's token.
+	TokenHash string `json:"-"`
+	// Token is the webhook token in clear, set only in the reply that
+	// created it (creation, rotation, a switch to WEBHOOK): never stored.
+	Token    string   `json:"token,omitempty" gorm:"-"`
 	Timezone string   `json:"timezone"`
 	Enabled  bool     `json:"enabled"`
 	Template RunInput `json:"template" gorm:"serializer:json"`
@@ -40,52 +52,16 @@ type Schedule struct {
 // ScheduleInput is what a user sends to create or replace a schedule.
 type ScheduleInput struct {
 	Name                   string
+	Trigger                string
 	Cron                   string
+	Event                  string
+	EventSourceID          *int64
 	Timezone               string
 	Enabled                bool
 	MaxConsecutiveFailures int
 	AutoDisableOnFailure   bool
 	Template               RunInput
 }
-
-// Firing statuses: how far a schedule's occurrence (or "run now") got.
-const (
-	FiringStarting = "STARTING" // claimed; the run is being created
-	FiringStarted  = "STARTED"  // the run exists (RunID)
-	FiringWaiting  = "WAITING"  // the active-run limit holds it; retried until the next occurrence
-	FiringSkipped  = "SKIPPED"  // never started: still waiting when the next occurrence came
-	FiringError    = "ERROR"    // the run could not be created (the template is invalid)
-)
-
-// Outcomes of a fired run, counted once toward the schedule's consecutive failures.
-const (
-	OutcomeSucceeded = "SUCCEEDED"
-	OutcomeFailed    = "FAILED"
-	OutcomeCancelled = "CANCELLED"
-)
-
-// ScheduleFiring is one occurrence a schedule fired or tried to, or one "run now".
-type ScheduleFiring struct {
-	ID           int64      `json:"id"`
-	ScheduleID   int64      `json:"schedule_id"`
-	ScheduledFor *time.Time `json:"scheduled_for"`
-	TriggeredBy  string     `json:"triggered_by"`
-	Status       string     `json:"status"`
-	RunID        *int64     `json:"run_id"`
-	Outcome      string     `json:"outcome"`
-	Missed       int        `json:"missed"`
-	Attempts     int        `json:"attempts"`
-	Message      string     `json:"message"`
-	WorkerID     string     `json:"-"`
-	CreatedAt    time.Time  `json:"created_at"`
-	UpdatedAt    time.Time  `json:"updated_at"`
-	// RunName and RunStatus come from the run, when it still exists.
-	RunName   string    `json:"run_name,omitempty" gorm:"->;-:migration"`
-	RunStatus RunStatus `json:"run_status,omitempty" gorm:"->;-:migration"`
-}
-
-// TableName maps ScheduleFiring to schedule_firings.
-func (ScheduleFiring) TableName() string { return "schedule_firings" }
 
 func (in *ScheduleInput) normalize() (*schedule.Spec, error) {
 	in.Name = strings.TrimSpace(in.Name)
@@ -104,6 +80,9 @@ func (in *ScheduleInput) normalize() (*schedule.Spec, error) {
 	in.Timezone = strings.TrimSpace(in.Timezone)
 	if in.Timezone == "" {
 		in.Timezone = "UTC"
+	}
+	if err := in.normalizeTrigger(); err != nil || in.Trigger != TriggerCron {
+		return nil, err
 	}
 	spec, err := schedule.Parse(in.Cron, in.Timezone)
 	if err != nil {
@@ -183,7 +162,11 @@ func (s *Store) Schedule(ctx context.Context, id int64) (*Schedule, error) {
 	return &sc, nil
 }
 
+// nextAt is a cron schedule's next occurrence; other triggers have none (nil spec).
 func nextAt(spec *schedule.Spec, now time.Time) *time.Time {
+	if spec == nil {
+		return nil
+	}
 	n := spec.Next(now)
 	if n.IsZero() {
 		return nil
@@ -202,9 +185,15 @@ func (s *Store) CreateSchedule(ctx context.Context, in ScheduleInput, now time.T
 		return nil, err
 	}
 	now = now.UTC()
-	sc := Schedule{Name: in.Name, Cron: in.Cron, Timezone: in.Timezone, Enabled: in.Enabled, Template: in.Template,
+	sc := Schedule{Name: in.Name, Trigger: in.Trigger, Cron: in.Cron, Event: in.Event, EventSourceID: in.EventSourceID,
+		Timezone: in.Timezone, Enabled: in.Enabled, Template: in.Template,
 		MaxConsecutiveFailures: in.MaxConsecutiveFailures, AutoDisableOnFailure: in.AutoDisableOnFailure,
 		Revision: 1, CreatedAt: now, UpdatedAt: now}
+	if in.Trigger == TriggerWebhook {
+		if sc.Token, sc.TokenHash, err = newScheduleToken(); err != nil {
+			return nil, err
+		}
+	}
 	if in.Enabled {
 		sc.NextRunAt = nextAt(spec, now)
 	}
@@ -220,7 +209,8 @@ func (s *Store) CreateSchedule(ctx context.Context, in ScheduleInput, now time.T
 // UpdateSchedule replaces a schedule's settings. A change of cron or time
 // zone, or enabling it, plans the next occurrence afresh from now (missed
 // occurrences of a disabled schedule are not caught up); enabling also
-// clears its failures. Disabling drops a waiting occurrence.
+// clears its failures. Disabling drops a waiting occurrence. A switch to
+// WEBHOOK makes a token (returned in Token, once); a switch away drops it.
 func (s *Store) UpdateSchedule(ctx context.Context, id int64, in ScheduleInput, now time.Time) (*Schedule, error) {
 	spec, err := in.normalize()
 	if err != nil {
@@ -230,14 +220,27 @@ func (s *Store) UpdateSchedule(ctx context.Context, id int64, in ScheduleInput, 
 		return nil, err
 	}
 	now = now.UTC()
+	token := ""
 	err = s.Transact(ctx, func(tx *Store) error {
 		var cur Schedule
 		if err := tx.conn(ctx).Clauses(lockForUpdate(s.dialect)...).Take(&cur, id).Error; err != nil {
 			return fmt.Errorf("store: update schedule: %w", notFound(err, "schedule", id))
 		}
-		updates := map[string]any{"name": in.Name, "cron": in.Cron, "timezone": in.Timezone, "enabled": in.Enabled,
+		updates := map[string]any{"name": in.Name, "trigger_type": in.Trigger, "cron": in.Cron, "event": in.Event,
+			"event_source_id": in.EventSourceID, "timezone": in.Timezone, "enabled": in.Enabled,
 			"template": mustJSON(in.Template), "max_consecutive_failures": in.MaxConsecutiveFailures,
 			"auto_disable_on_failure": in.AutoDisableOnFailure, "revision": gorm.Expr("revision + 1"), "updated_at": now}
+		switch {
+		case in.Trigger != TriggerWebhook:
+			updates["token_hash"] = ""
+		case cur.Trigger != TriggerWebhook || cur.TokenHash == "":
+			var hash string
+			var err error
+			if token, hash, err = newScheduleToken(); err != nil {
+				return err
+			}
+			updates["token_hash"] = hash
+		}
 		switch {
 		case !in.Enabled:
 			updates["next_run_at"], updates["pending_since"] = nil, nil
@@ -258,7 +261,12 @@ func (s *Store) UpdateSchedule(ctx context.Context, id int64, in ScheduleInput, 
 	if err != nil {
 		return nil, err
 	}
-	return s.Schedule(ctx, id)
+	sc, err := s.Schedule(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	sc.Token = token
+	return sc, nil
 }
 
 // DeleteSchedule removes a schedule with its firings and scoped KPIs and
@@ -277,316 +285,10 @@ func (s *Store) DeleteSchedule(ctx context.Context, id int64) error {
 // DueSchedules lists enabled schedules whose next_run_at has come, earliest first.
 func (s *Store) DueSchedules(ctx context.Context, now time.Time, limit int) ([]Schedule, error) {
 	var out []Schedule
-	err := s.conn(ctx).Where("enabled AND next_run_at IS NOT NULL AND next_run_at <= ?", now.UTC()).
+	err := s.conn(ctx).Where("enabled AND trigger_type = ? AND next_run_at IS NOT NULL AND next_run_at <= ?", TriggerCron, now.UTC()).
 		Order("next_run_at, id").Limit(max(limit, 1)).Find(&out).Error
 	if err != nil {
 		return nil, fmt.Errorf("store: due schedules: %w", err)
 	}
 	return out, nil
-}
-
-// OccurrenceClaim asks to fire one occurrence of a schedule.
-type OccurrenceClaim struct {
-	ScheduleID int64
-	// Revision is the schedule's revision as read; the claim fails if it changed.
-	Revision int64
-	// Occurrence is the cron time being fired.
-	Occurrence time.Time
-	// Next is the occurrence after now, the schedule's new next_run_at.
-	Next *time.Time
-	// Missed counts occurrences that fell due while no scheduler ran.
-	Missed   int
-	Message  string
-	WorkerID string
-}
-
-// ClaimOccurrence moves a due schedule on to its next occurrence and records
-// the firing as STARTING, in one transaction. The update is conditional on
-// the revision read, so among processes racing for the same occurrence
-// exactly one gets it; the others get nil.
-func (s *Store) ClaimOccurrence(ctx context.Context, c OccurrenceClaim, now time.Time) (*ScheduleFiring, error) {
-	now = now.UTC()
-	occ := c.Occurrence.UTC()
-	var firing *ScheduleFiring
-	err := s.Transact(ctx, func(tx *Store) error {
-		res := tx.conn(ctx).Model(&Schedule{}).Where("id = ? AND revision = ? AND enabled", c.ScheduleID, c.Revision).
-			Updates(map[string]any{"next_run_at": c.Next, "pending_since": nil, "last_run_at": now,
-				"revision": gorm.Expr("revision + 1"), "updated_at": now})
-		if res.Error != nil {
-			return fmt.Errorf("store: claim schedule: %w", res.Error)
-		}
-		if res.RowsAffected == 0 {
-			return nil
-		}
-		f := ScheduleFiring{ScheduleID: c.ScheduleID, ScheduledFor: &occ, TriggeredBy: "SCHEDULED", Status: FiringStarting,
-			Missed: c.Missed, Attempts: 1, Message: c.Message, WorkerID: c.WorkerID, CreatedAt: now, UpdatedAt: now}
-		// A waiting occurrence is tried again under the same row.
-		err := tx.conn(ctx).Clauses(clause.OnConflict{
-			Columns: []clause.Column{{Name: "schedule_id"}, {Name: "scheduled_for"}},
-			DoUpdates: clause.Assignments(map[string]any{"status": FiringStarting, "attempts": gorm.Expr("schedule_firings.attempts + 1"),
-				"worker_id": c.WorkerID, "updated_at": now}),
-		}).Omit("RunName", "RunStatus").Create(&f).Error
-		if err != nil {
-			return fmt.Errorf("store: record firing: %w", err)
-		}
-		if err := tx.conn(ctx).Where("schedule_id = ? AND scheduled_for = ?", c.ScheduleID, occ).Take(&f).Error; err != nil {
-			return fmt.Errorf("store: read firing: %w", err)
-		}
-		firing = &f
-		return nil
-	})
-	return firing, err
-}
-
-// StartedFiring records the run a firing created.
-func (s *Store) StartedFiring(ctx context.Context, firingID, runID int64, message string, now time.Time) error {
-	return s.Transact(ctx, func(tx *Store) error {
-		var f ScheduleFiring
-		if err := tx.conn(ctx).Take(&f, firingID).Error; err != nil {
-			return fmt.Errorf("store: started firing: %w", notFound(err, "firing", firingID))
-		}
-		if err := tx.conn(ctx).Model(&ScheduleFiring{}).Where("id = ?", firingID).Updates(map[string]any{
-			"status": FiringStarted, "run_id": runID, "message": message, "updated_at": now.UTC()}).Error; err != nil {
-			return fmt.Errorf("store: started firing: %w", err)
-		}
-		if err := tx.conn(ctx).Model(&Schedule{}).Where("id = ?", f.ScheduleID).
-			Updates(map[string]any{"last_run_id": runID, "last_run_at": now.UTC()}).Error; err != nil {
-			return fmt.Errorf("store: started firing: %w", err)
-		}
-		return nil
-	})
-}
-
-// WaitFiring puts a claimed occurrence back to wait for a free run slot: the
-// schedule is looked at again at retryAt. claimedRevision is the revision
-// the claim left; if the schedule was edited since, the occurrence is
-// skipped instead (the edit planned anew) and WaitFiring reports false.
-func (s *Store) WaitFiring(ctx context.Context, f *ScheduleFiring, claimedRevision int64, retryAt time.Time, message string, now time.Time) (bool, error) {
-	waiting := false
-	err := s.Transact(ctx, func(tx *Store) error {
-		res := tx.conn(ctx).Model(&Schedule{}).Where("id = ? AND revision = ? AND enabled", f.ScheduleID, claimedRevision).
-			Updates(map[string]any{"pending_since": f.ScheduledFor, "next_run_at": retryAt.UTC(),
-				"revision": gorm.Expr("revision + 1"), "updated_at": now.UTC()})
-		if res.Error != nil {
-			return fmt.Errorf("store: wait firing: %w", res.Error)
-		}
-		status := FiringWaiting
-		if res.RowsAffected == 0 {
-			status, message = FiringSkipped, message+"; the schedule changed meanwhile, so this occurrence is dropped"
-		}
-		waiting = status == FiringWaiting
-		if err := tx.conn(ctx).Model(&ScheduleFiring{}).Where("id = ?", f.ID).
-			Updates(map[string]any{"status": status, "message": message, "updated_at": now.UTC()}).Error; err != nil {
-			return fmt.Errorf("store: wait firing: %w", err)
-		}
-		return nil
-	})
-	return waiting, err
-}
-
-// EndFiring marks a firing SKIPPED or ERROR with the reason.
-func (s *Store) EndFiring(ctx context.Context, firingID int64, status, message string, now time.Time) error {
-	err := s.conn(ctx).Model(&ScheduleFiring{}).Where("id = ?", firingID).
-		Updates(map[string]any{"status": status, "message": message, "updated_at": now.UTC()}).Error
-	if err != nil {
-		return fmt.Errorf("store: end firing: %w", err)
-	}
-	return nil
-}
-
-// RecordRunNow records a "run now" of a schedule: the run it started, or
-// the error that stopped it.
-func (s *Store) RecordRunNow(ctx context.Context, scheduleID int64, triggeredBy string, runID *int64, message string, now time.Time) (*ScheduleFiring, error) {
-	now = now.UTC()
-	f := ScheduleFiring{ScheduleID: scheduleID, TriggeredBy: triggeredBy, Status: FiringStarted, RunID: runID,
-		Attempts: 1, Message: message, CreatedAt: now, UpdatedAt: now}
-	if runID == nil {
-		f.Status = FiringError
-	}
-	err := s.Transact(ctx, func(tx *Store) error {
-		if err := tx.conn(ctx).Omit("RunName", "RunStatus").Create(&f).Error; err != nil {
-			return fmt.Errorf("store: record run now: %w", err)
-		}
-		if runID != nil {
-			if err := tx.conn(ctx).Model(&Schedule{}).Where("id = ?", scheduleID).
-				Updates(map[string]any{"last_run_id": *runID, "last_run_at": now}).Error; err != nil {
-				return fmt.Errorf("store: record run now: %w", err)
-			}
-		}
-		return nil
-	})
-	return &f, err
-}
-
-// StaleFirings lists firings left STARTING since before the cutoff: the
-// process firing them stopped between claiming and creating the run.
-func (s *Store) StaleFirings(ctx context.Context, before time.Time) ([]ScheduleFiring, error) {
-	var out []ScheduleFiring
-	if err := s.conn(ctx).Where("status = ? AND updated_at < ?", FiringStarting, before.UTC()).Order("id").Limit(100).Find(&out).Error; err != nil {
-		return nil, fmt.Errorf("store: stale firings: %w", err)
-	}
-	return out, nil
-}
-
-// Recovery is what RecoverFiring did with an interrupted firing.
-type Recovery struct {
-	// RunID is the run found for it (the run was created after all), or 0.
-	RunID int64
-	// Status is the firing's new status: STARTED (run found), WAITING (to
-	// be fired again at once) or ERROR (the next occurrence has come).
-	Status string
-}
-
-// RecoverFiring settles a firing left STARTING by a process that stopped
-// between claiming an occurrence and recording its run. If a scheduled run
-// of the schedule was created after the claim and belongs to no firing, it
-// is linked. Otherwise, while the schedule's next occurrence has not come,
-// the occurrence waits to be fired again at once; else it ends in ERROR.
-func (s *Store) RecoverFiring(ctx context.Context, f ScheduleFiring, message string, now time.Time) (Recovery, error) {
-	now = now.UTC()
-	var out Recovery
-	err := s.Transact(ctx, func(tx *Store) error {
-		var runs []Run
-		err := tx.conn(ctx).Where(`schedule_id = ? AND triggered_by = 'SCHEDULED' AND created_at >= ?
-			AND id NOT IN (SELECT run_id FROM schedule_firings WHERE run_id IS NOT NULL)`, f.ScheduleID, f.UpdatedAt.Add(-time.Second)).
-			Order("id").Limit(1).Find(&runs).Error
-		if err != nil {
-			return fmt.Errorf("store: recover firing: %w", err)
-		}
-		updates := map[string]any{"status": FiringError, "message": message, "updated_at": now}
-		out.Status = FiringError
-		switch {
-		case len(runs) == 1:
-			out.RunID, out.Status = runs[0].ID, FiringStarted
-			updates = map[string]any{"status": FiringStarted, "run_id": out.RunID, "updated_at": now}
-		case f.ScheduledFor != nil:
-			res := tx.conn(ctx).Model(&Schedule{}).
-				Where("id = ? AND enabled AND pending_since IS NULL AND (next_run_at IS NULL OR next_run_at > ?)", f.ScheduleID, now).
-				Updates(map[string]any{"pending_since": *f.ScheduledFor, "next_run_at": now, "revision": gorm.Expr("revision + 1"), "updated_at": now})
-			if res.Error != nil {
-				return fmt.Errorf("store: recover firing: %w", res.Error)
-			}
-			if res.RowsAffected == 1 {
-				out.Status = FiringWaiting
-				updates["status"], updates["message"] = FiringWaiting, message+"; firing it again"
-			}
-		}
-		res := tx.conn(ctx).Model(&ScheduleFiring{}).Where("id = ? AND status = ?", f.ID, FiringStarting).Updates(updates)
-		if res.Error != nil {
-			return fmt.Errorf("store: recover firing: %w", res.Error)
-		}
-		if res.RowsAffected == 0 {
-			return errRecovered
-		}
-		return nil
-	})
-	if errors.Is(err, errRecovered) {
-		return Recovery{}, nil
-	}
-	return out, err
-}
-
-// errRecovered rolls back a recovery another process made first.
-var errRecovered = errors.New("store: firing already recovered")
-
-// SkipWaitingFiring ends an occurrence that was still waiting for a free
-// run slot when a newer occurrence came; it reports whether it did.
-func (s *Store) SkipWaitingFiring(ctx context.Context, scheduleID int64, occurrence time.Time, message string, now time.Time) (bool, error) {
-	res := s.conn(ctx).Model(&ScheduleFiring{}).Where("schedule_id = ? AND scheduled_for = ? AND status = ?", scheduleID, occurrence.UTC(), FiringWaiting).
-		Updates(map[string]any{"status": FiringSkipped, "message": message, "updated_at": now.UTC()})
-	if res.Error != nil {
-		return false, fmt.Errorf("store: skip waiting firing: %w", res.Error)
-	}
-	return res.RowsAffected == 1, nil
-}
-
-// DisableSchedule turns a schedule off with the reason (e.g. its
-// expression no longer parses).
-func (s *Store) DisableSchedule(ctx context.Context, id int64, reason string, now time.Time) error {
-	err := s.conn(ctx).Model(&Schedule{}).Where("id = ?", id).Updates(map[string]any{"enabled": false, "next_run_at": nil,
-		"pending_since": nil, "disabled_reason": clipMessage(reason, 1000), "revision": gorm.Expr("revision + 1"), "updated_at": now.UTC()}).Error
-	if err != nil {
-		return fmt.Errorf("store: disable schedule: %w", err)
-	}
-	return nil
-}
-
-// ScheduleFirings lists a schedule's firings, newest first, with their runs' names and statuses.
-func (s *Store) ScheduleFirings(ctx context.Context, scheduleID int64, limit int) ([]ScheduleFiring, error) {
-	out := []ScheduleFiring{}
-	err := s.conn(ctx).Table("schedule_firings f").
-		Select("f.*, COALESCE(r.name, '') AS run_name, COALESCE(r.status, '') AS run_status").
-		Joins("LEFT JOIN runs r ON r.id = f.run_id AND r.deleted_at IS NULL").
-		Where("f.schedule_id = ?", scheduleID).Order("f.id DESC").Limit(max(limit, 1)).Scan(&out).Error
-	if err != nil {
-		return nil, fmt.Errorf("store: schedule firings: %w", err)
-	}
-	return out, nil
-}
-
-// SetFiringOutcome records how a fired run ended, once: it returns the
-// firing when this call set the outcome, nil when the run was not fired
-// by a schedule or its outcome was already recorded.
-func (s *Store) SetFiringOutcome(ctx context.Context, runID int64, outcome string, now time.Time) (*ScheduleFiring, error) {
-	res := s.conn(ctx).Model(&ScheduleFiring{}).Where("run_id = ? AND outcome = ''", runID).
-		Updates(map[string]any{"outcome": outcome, "updated_at": now.UTC()})
-	if res.Error != nil {
-		return nil, fmt.Errorf("store: firing outcome: %w", res.Error)
-	}
-	if res.RowsAffected == 0 {
-		return nil, nil
-	}
-	var f ScheduleFiring
-	if err := s.conn(ctx).Where("run_id = ?", runID).Order("id DESC").Take(&f).Error; err != nil {
-		return nil, fmt.Errorf("store: firing outcome: %w", err)
-	}
-	return &f, nil
-}
-
-// ScheduleOutcome is what RecordScheduleOutcome did.
-type ScheduleOutcome struct {
-	ConsecutiveFailures int
-	// Disabled is true when this failure reached the maximum and auto-disable is on.
-	Disabled bool
-}
-
-// RecordScheduleOutcome counts a success (resetting the consecutive
-// failures) or a failure of a schedule's run (seed 002 §8.4). A failure
-// that reaches max_consecutive_failures disables the schedule when
-// auto_disable_on_failure is on, keeping the reason.
-func (s *Store) RecordScheduleOutcome(ctx context.Context, scheduleID int64, success bool, reason string, now time.Time) (ScheduleOutcome, error) {
-	var out ScheduleOutcome
-	err := s.Transact(ctx, func(tx *Store) error {
-		var sc Schedule
-		if err := tx.conn(ctx).Clauses(lockForUpdate(s.dialect)...).Take(&sc, scheduleID).Error; err != nil {
-			return fmt.Errorf("store: schedule outcome: %w", notFound(err, "schedule", scheduleID))
-		}
-		updates := map[string]any{"consecutive_failures": 0, "updated_at": now.UTC()}
-		if !success {
-			out.ConsecutiveFailures = sc.ConsecutiveFailures + 1
-			updates["consecutive_failures"] = out.ConsecutiveFailures
-			if sc.Enabled && sc.AutoDisableOnFailure && out.ConsecutiveFailures >= sc.MaxConsecutiveFailures {
-				out.Disabled = true
-				updates["enabled"], updates["next_run_at"], updates["pending_since"] = false, nil, nil
-				updates["revision"] = gorm.Expr("revision + 1")
-				updates["disabled_reason"] = clipMessage(fmt.Sprintf("disabled after %d consecutive failures; the last: %s", out.ConsecutiveFailures, reason), 1000)
-			}
-		}
-		if err := tx.conn(ctx).Model(&Schedule{}).Where("id = ?", scheduleID).Updates(updates).Error; err != nil {
-			return fmt.Errorf("store: schedule outcome: %w", err)
-		}
-		return nil
-	})
-	return out, err
-}
-
-func clipMessage(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	cut := n
-	for cut > 0 && (s[cut]&0xC0) == 0x80 {
-		cut--
-	}
-	return s[:cut] + "…"
 }

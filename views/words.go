@@ -182,8 +182,25 @@ func TriggerWord(t string) string {
 		return "API"
 	case "CLI":
 		return "Command line"
+	case "CRON":
+		return "On a cron schedule"
+	case "WEBHOOK":
+		return "Webhook"
+	case "EVENT":
+		return "On an event"
 	}
 	return humanize(t)
+}
+
+// EventWord says what an EVENT schedule listens for.
+func EventWord(e string) string {
+	switch e {
+	case "import.finished":
+		return "When an import finishes"
+	case "run.finished":
+		return "When a run finishes"
+	}
+	return e
 }
 
 // FiringStatusWord is how a schedule's firing went: SKIPPED → "Skipped".

@@ -28,6 +28,18 @@
 // §8.4); a FINISHED run resets them; cancelled runs and occurrences skipped
 // because another run held the slot count neither way.
 //
+// Triggers. A schedule's trigger is CRON (the above), WEBHOOK or EVENT. A
+// WEBHOOK schedule is started by Trigger, given the token it was created
+// with (only its SHA-256 is stored, compared in constant time); its run and
+// firing say WEBHOOK. An EVENT schedule listens for import.finished
+// (optionally from one trace source) or run.finished; Fire starts every
+// enabled listener, with triggered_by EVENT. The evaluator fires
+// run.finished for each FINISHED run it evaluates (so once per finish,
+// across processes); a run an event started fires nothing, so listeners
+// cannot chain into a loop. Neither trigger waits for a run slot: a full
+// active-run limit answers a webhook call 409 and records an event's firing
+// as SKIPPED.
+//
 // Evaluation. FINISHED and FAILED runs get their metrics (runs.NormalizedMetrics)
 // stored, every KPI that applies computed for the run and each model, and
 // every enabled alert created before the run finished checked. Runs are

@@ -21,6 +21,8 @@ type Evaluator struct {
 	st  *store.Store
 	cfg Config
 	log *slog.Logger
+	// starter, when set, starts the schedules listening for run.finished.
+	starter Starter
 	// lastFull is when Tick last looked at every run; in between it looks
 	// only at runs that finished in the last watermarkMargin.
 	lastFull time.Time
@@ -154,6 +156,12 @@ func (e *Evaluator) evaluate(ctx context.Context, t store.EvalTask) error {
 	for i := range alerts {
 		if err := e.checkAlert(ctx, &alerts[i], run, metrics, values, kpiNames, now); err != nil {
 			errs = append(errs, fmt.Errorf("alert %d: %w", alerts[i].ID, err))
+		}
+	}
+	// Evaluations are claimed, so each finish fires run.finished once across processes.
+	if e.starter != nil && run.Status == store.RunFinished {
+		if _, err := Fire(ctx, e.st, e.starter, Event{Name: store.EventRunFinished, RunID: run.ID}, now); err != nil {
+			errs = append(errs, fmt.Errorf("run.finished: %w", err))
 		}
 	}
 	return errors.Join(errs...)

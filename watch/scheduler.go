@@ -151,7 +151,7 @@ func (s *Scheduler) fire(ctx context.Context, sc *store.Schedule, now time.Time)
 	if missed > 0 {
 		s.log.WarnContext(ctx, "schedule missed occurrences; firing once", "schedule_id", sc.ID, "missed", missed, "occurrence", occ)
 	}
-	run, err := startScheduled(ctx, s.st, s.starter, sc, runName(sc, occ, spec.Location(), missed > 0), "due "+when(occ))
+	run, err := startScheduled(ctx, s.st, s.starter, sc, "SCHEDULED", runName(sc, occ, spec.Location(), missed > 0), "due "+when(occ))
 	switch {
 	case err == nil:
 		s.log.InfoContext(ctx, "schedule fired", "schedule_id", sc.ID, "run_id", run.ID, "occurrence", occ)
@@ -235,13 +235,14 @@ func runName(sc *store.Schedule, occ time.Time, loc *time.Location, catchUp bool
 	return base + suffix
 }
 
-// startScheduled starts a schedule's run, on time or by Run now alike: the
-// run is triggered by the schedule (SCHEDULED, with its id) and its log
-// says which schedule started it and how.
-func startScheduled(ctx context.Context, st *store.Store, starter Starter, sc *store.Schedule, name, how string) (*store.Run, error) {
+// startScheduled starts a schedule's run, on time, by Run now, by its
+// webhook or on an event: the run is the schedule's (its id), triggeredBy
+// says what fired it (SCHEDULED for the first two, WEBHOOK, EVENT), and
+// its log says which schedule started it and how.
+func startScheduled(ctx context.Context, st *store.Store, starter Starter, sc *store.Schedule, triggeredBy, name, how string) (*store.Run, error) {
 	in := sc.Template
 	in.Name = name
-	in.TriggeredBy, in.ScheduleID = "SCHEDULED", &sc.ID
+	in.TriggeredBy, in.ScheduleID = triggeredBy, &sc.ID
 	run, err := starter.StartRun(ctx, in)
 	if err != nil {
 		return nil, err
@@ -265,7 +266,7 @@ func RunNow(ctx context.Context, st *store.Store, starter Starter, scheduleID in
 	if err != nil {
 		loc = time.UTC
 	}
-	run, err := startScheduled(ctx, st, starter, sc, runName(sc, now, loc, false), "Run now")
+	run, err := startScheduled(ctx, st, starter, sc, "SCHEDULED", runName(sc, now, loc, false), "Run now")
 	if err != nil {
 		if !errors.Is(err, store.ErrConflict) {
 			if _, rerr := st.RecordRunNow(ctx, sc.ID, triggeredBy, nil, "the run could not be created: "+err.Error(), now); rerr != nil {

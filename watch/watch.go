@@ -22,9 +22,11 @@ func New(cfg Config, st *store.Store, starter Starter, log *slog.Logger) *Servic
 	}
 	cfg = cfg.withDefaults()
 	log = log.With("worker_id", cfg.WorkerID)
+	ev := NewEvaluator(cfg, st, log)
+	ev.starter = starter
 	return &Service{
 		Scheduler: NewScheduler(cfg, st, starter, log),
-		Evaluator: NewEvaluator(cfg, st, log),
+		Evaluator: ev,
 		Deliverer: NewDeliverer(cfg, st, log),
 	}
 }
