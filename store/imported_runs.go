@@ -99,7 +99,7 @@ func (s *Store) CreateImportedRun(ctx context.Context, in RunInput, tasks Import
 		for i, key := range res.TaskIDs {
 			in.TaskIDs[i] = TaskRef{Key: key}
 		}
-		in.imported = &imported
+		in.imported, in.Targets = &imported, nil // the answers' origins are the targets
 		run, err = tx.CreateRun(ctx, in)
 		return err
 	})

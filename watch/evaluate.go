@@ -163,6 +163,16 @@ func (e *Evaluator) evaluate(ctx context.Context, t store.EvalTask) error {
 		if _, err := Fire(ctx, e.st, e.starter, Event{Name: store.EventRunFinished, RunID: run.ID}, now); err != nil {
 			errs = append(errs, fmt.Errorf("run.finished: %w", err))
 		}
+		// An import from a trace source is finished once its answers are scored.
+		for _, tg := range run.Targets {
+			if tg.Source == nil || run.Kind != store.RunImported || run.TriggeredBy == store.TriggerEvent {
+				continue
+			}
+			id := tg.Source.SourceID
+			if _, err := Fire(ctx, e.st, e.starter, Event{Name: store.EventImportFinished, SourceID: &id, RunID: run.ID}, now); err != nil {
+				errs = append(errs, fmt.Errorf("import.finished: %w", err))
+			}
+		}
 	}
 	return errors.Join(errs...)
 }

@@ -167,3 +167,38 @@ func TestEvaluatorFiresRunFinished(t *testing.T) {
 		}
 	})
 }
+
+// TestEvaluatorFiresImportFinished: an IMPORTED run from a trace source
+// that finished fires import.finished for that source only.
+func TestEvaluatorFiresImportFinished(t *testing.T) {
+	storetest.EachWith(t, store.Config{MaxActiveRuns: 10}, func(t *testing.T, st *store.Store) {
+		ctx := context.Background()
+		clock := newFakeClock(time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC))
+		tmpl := template(t, st)
+		seven, eight := int64(7), int64(8)
+		mine := newEventSchedule(t, st, "after imports of 7", store.EventImportFinished, &seven, tmpl, clock.Now())
+		other := newEventSchedule(t, st, "after imports of 8", store.EventImportFinished, &eight, tmpl, clock.Now())
+		ev := NewEvaluator(Config{Clock: clock, WorkerID: "w1"}, st, quietLog())
+		ev.starter = &recStarter{st: st}
+		in := tmpl
+		in.Name = "imported"
+		run, _, err := st.CreateImportedRun(ctx, in, store.ImportInput{Collection: "qa", Tasks: []store.TaskInput{{TaskKey: "i1", Category: "qa", Question: "q?"}}},
+			store.ImportedRun{Targets: []store.ImportedTarget{{Provider: "Langfuse", Model: "qa / v1", Source: &store.RunSource{SourceID: 7, Dataset: "qa", Run: "v1"}}},
+				Answers: []store.ImportedAnswer{{TaskKey: "i1", Error: "no trace"}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := st.SetRunStatus(ctx, run.ID, store.RunFinished, store.RunPending); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := ev.Tick(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if fs := firings(t, st, mine.ID); len(fs) != 1 || !strings.Contains(fs[0].Message, "from source 7") {
+			t.Errorf("the source's listener: %s", describe(fs))
+		}
+		if fs := firings(t, st, other.ID); len(fs) != 0 {
+			t.Errorf("another source's listener fired: %s", describe(fs))
+		}
+	})
+}
