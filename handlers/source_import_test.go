@@ -177,3 +177,42 @@ func TestImportSourceRejudge(t *testing.T) {
 		}
 	})
 }
+
+// TestScheduleImportsLatestDatasetRun: a schedule whose template names a
+// trace source imports the dataset's newest run when it fires (MOSAICO's
+// collect → metrics → KPIs → alerts loop); a run it imported already is a
+// conflict, not a second copy.
+func TestScheduleImportsLatestDatasetRun(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, st *store.Store) {
+		a := newApp(t, st, nil)
+		fake := langfusetest.New(t)
+		seedLangfuse(fake, 4)
+		var src store.Source
+		a.do(t, call{"POST", "/api/sources", sourceBody("prod", fake.URL, fake.PublicKey, fake.SecretKey), nil}, 201, &src)
+		// No judge nor checks: refused, naming the field.
+		if body := a.do(t, call{"POST", "/api/schedules", fmt.Sprintf(`{"name": "collect", "cron": "0 3 * * *",
+			"template": {"source": {"source_id": %d, "dataset": "support-qa"}}}`, src.ID), nil}, 422, nil); !strings.Contains(body, "source.checks") {
+			t.Errorf("a template without a judge or checks: %s", body)
+		}
+		var sc struct{ ID int64 }
+		a.do(t, call{"POST", "/api/schedules", fmt.Sprintf(`{"name": "collect", "cron": "0 3 * * *",
+			"template": {"source": {"source_id": %d, "dataset": "support-qa", "run": "latest", "checks": [{"type": "exact_match"}]}}}`, src.ID), nil}, 201, &sc)
+		var run store.Run
+		a.do(t, call{"POST", fmt.Sprintf("/api/schedules/%d/run", sc.ID), "", nil}, 201, &run)
+		if run.Kind != store.RunImported || run.TriggeredBy != "SCHEDULED" || run.ScheduleID == nil || *run.ScheduleID != sc.ID ||
+			len(run.Targets) != 1 || run.Targets[0].Source == nil || run.Targets[0].Source.Run != "v1" {
+			t.Fatalf("scheduled import = kind %s by %s, targets %+v", run.Kind, run.TriggeredBy, run.Targets)
+		}
+		a.waitRunDone(t, run.ID)
+		if body := a.do(t, call{"POST", fmt.Sprintf("/api/schedules/%d/run", sc.ID), "", nil}, 409, nil); !strings.Contains(body, fmt.Sprintf("in run %d", run.ID)) {
+			t.Errorf("firing again over the same dataset run: %s", body)
+		}
+		// A newer dataset run is picked up next time.
+		fake.AddRun("support-qa", "v2", langfusetest.RunItem{DatasetItemID: "item-000", TraceID: "trace-000"})
+		var next store.Run
+		a.do(t, call{"POST", fmt.Sprintf("/api/schedules/%d/run", sc.ID), "", nil}, 201, &next)
+		if next.Targets[0].Source.Run != "v2" {
+			t.Errorf("the next firing imported %q, want the newer v2", next.Targets[0].Source.Run)
+		}
+	})
+}

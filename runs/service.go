@@ -30,9 +30,23 @@ func New(st *store.Store, eng *engine.Engine) *Service {
 	return &Service{store: st, engine: eng, now: time.Now}
 }
 
-// StartRun creates a run and sets the engine on it (the scheduler starts
-// its runs here too).
+// StartRun creates a run and sets the engine on it; a template that names
+// a trace source (a schedule's) imports its dataset run instead. The
+// scheduler starts its runs here too.
 func (s *Service) StartRun(ctx context.Context, in store.RunInput) (*store.Run, error) {
+	if p := in.Source; p != nil {
+		// A schedule's template that pulls a trace source: MOSAICO's loop.
+		checks := make([]CheckSpec, len(p.Checks))
+		for i, c := range p.Checks {
+			checks[i] = CheckSpec(c)
+		}
+		out, err := s.ImportSource(ctx, p.SourceID, SourceImport{Dataset: p.Dataset, Run: p.Run, Collection: p.Collection,
+			Judge: in.Judge, JudgeIDs: in.JudgeIDs, Checks: checks, Name: in.Name, Tags: in.Tags, TriggeredBy: in.TriggeredBy, ScheduleID: in.ScheduleID})
+		if err != nil {
+			return nil, err
+		}
+		return s.store.Run(ctx, out.RunID)
+	}
 	return s.engine.StartRun(ctx, in)
 }
 

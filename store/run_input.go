@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"tribunal/checks"
 )
 
 // ModelRef picks a model of a provider, with the settings of its calls;
@@ -49,8 +50,41 @@ type RunInput struct {
 	TaskSelection *TaskSelection `json:"task_selection,omitempty"`
 	TaskIDs       []TaskRef      `json:"task_ids,omitempty"`
 
+	// Source makes a schedule's template pull a dataset run of a trace
+	// source (an IMPORTED run) instead of asking targets; see runs.ImportSource.
+	Source *SourcePull `json:"source,omitempty"`
+
 	// imported holds an IMPORTED run's targets and answers (CreateImportedRun).
 	imported *ImportedRun
+}
+
+// SourcePull is a dataset run of a trace source to import on a schedule:
+// Run "latest" (the default) is the dataset's newest run when it fires.
+type SourcePull struct {
+	SourceID   int64   `json:"source_id"`
+	Dataset    string  `json:"dataset"`
+	Run        string  `json:"run"`
+	Collection string  `json:"collection,omitempty"`
+	Checks     []Check `json:"checks,omitempty"`
+}
+
+func (p *SourcePull) normalize() error {
+	p.Dataset, p.Run = strings.TrimSpace(p.Dataset), strings.TrimSpace(p.Run)
+	if p.Run == "" {
+		p.Run = "latest"
+	}
+	switch {
+	case p.SourceID <= 0:
+		return invalid("source.source_id", "is required: the trace source to import from")
+	case p.Dataset == "":
+		return invalid("source.dataset", "is required: the name of a dataset of the source")
+	}
+	for i, c := range p.Checks {
+		if err := checks.Validate(c.Type, c.Value); err != nil {
+			return invalid(fmt.Sprintf("source.checks[%d]", i), "%v", err)
+		}
+	}
+	return nil
 }
 
 // maxRepeats bounds repeat runs; pass@k needs a handful, not thousands.
@@ -126,6 +160,18 @@ func (in *RunInput) normalize() error {
 	}
 	if in.imported != nil {
 		return in.imported.validate()
+	}
+	if in.Source != nil {
+		if len(in.Targets) > 0 || len(in.CollectionIDs) > 0 {
+			return invalid("source", "a template that imports a dataset run names no targets or collections: they come from the dataset")
+		}
+		if err := in.Source.normalize(); err != nil {
+			return err
+		}
+		if in.Judge == nil && len(in.JudgeIDs) == 0 && len(in.Source.Checks) == 0 {
+			return invalid("source.checks", "pick a judge (judge or judge_ids) or reference checks to score the imported answers")
+		}
+		return nil
 	}
 	if len(in.Targets) == 0 {
 		return invalid("targets", "pick at least one model or agent to benchmark")

@@ -14,6 +14,9 @@ import (
 // one item per (task, target, repeat), all in one transaction. It refuses
 // with ErrConflict while the active-run limit is reached.
 func (s *Store) CreateRun(ctx context.Context, in RunInput) (*Run, error) {
+	if in.Source != nil && in.imported == nil {
+		return nil, invalid("source", "a dataset run is imported with POST /api/sources/{id}/import (or a schedule's template)")
+	}
 	if err := in.normalize(); err != nil {
 		return nil, err
 	}

@@ -108,7 +108,7 @@ func (s *Store) checkTemplate(ctx context.Context, in *RunInput) error {
 	if err := in.normalize(); err != nil {
 		return prefix(err)
 	}
-	if in.Judge == nil && len(in.JudgeIDs) == 0 && !in.checksOnly() {
+	if in.Source == nil && in.Judge == nil && len(in.JudgeIDs) == 0 && !in.checksOnly() {
 		return invalid("template.judge.provider_id", "is required: pick a judge or a panel (judge_ids), or set metrics to reference checks only")
 	}
 	exists := func(table, field string, id int64, what string) error {
@@ -120,6 +120,11 @@ func (s *Store) checkTemplate(ctx context.Context, in *RunInput) error {
 			return invalid("template."+field, "no %s with id %d", what, id)
 		}
 		return nil
+	}
+	if in.Source != nil {
+		if err := exists("sources", "source.source_id", in.Source.SourceID, "trace source"); err != nil {
+			return err
+		}
 	}
 	if in.Judge != nil {
 		if err := exists("providers", "judge.provider_id", in.Judge.ProviderID, "provider"); err != nil {
