@@ -24,12 +24,14 @@ func TestImportedRunIsJudged(t *testing.T) {
 		tasks := store.ImportInput{Collection: "qa", Tasks: []store.TaskInput{
 			{TaskKey: "item-1", Category: "qa", Question: "Capital of France?", Reference: "Paris", Checks: []store.Check{{Type: "contains"}}},
 			{TaskKey: "item-2", Category: "qa", Question: "2+2?", Reference: "4", Checks: []store.Check{{Type: "contains"}}},
+			{TaskKey: "item-3", Category: "qa", Question: "3+3?", Reference: "6", Checks: []store.Check{{Type: "contains"}}},
 		}}
 		imported := store.ImportedRun{
 			Targets: []store.ImportedTarget{{Provider: "Langfuse", Model: "qa / v1", Source: src}},
 			Answers: []store.ImportedAnswer{
 				{TaskKey: "item-1", Response: ptr("It is Paris."), TimeMs: ptr(int64(1200)), PromptTokens: ptr(int64(30)), CompletionTokens: ptr(int64(4)), CostUSD: ptr(0.002)},
 				{TaskKey: "item-2", Error: "trace t-2: not found (404)"},
+				{TaskKey: "item-3", Response: ptr("6")}, // measured nothing
 			},
 		}
 		in := store.RunInput{Name: "qa v1", Judge: &store.ModelRef{ProviderID: b.provider.ID, Model: "fake-judge"}}
@@ -37,7 +39,7 @@ func TestImportedRunIsJudged(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if run.Kind != store.RunImported || res.Created != 2 || res.Collection.Name != "qa" || !run.Targets[0].Imported {
+		if run.Kind != store.RunImported || res.Created != 3 || res.Collection.Name != "qa" || !run.Targets[0].Imported {
 			t.Fatalf("run kind %s, result %+v, target %+v", run.Kind, res, run.Targets[0])
 		}
 		b.eng.Wake()
@@ -59,6 +61,11 @@ func TestImportedRunIsJudged(t *testing.T) {
 				}
 				if strings.Join(sources, ",") != "check:contains,judge:1" {
 					t.Errorf("scored by %v, want the check and the judge", sources)
+				}
+			case "item-3":
+				if w.Status != store.ItemCompleted || w.TimeMs != nil || w.PromptTokens != nil || w.CompletionTokens != nil || w.TokensPerS != nil || w.CostUSD != nil {
+					t.Errorf("an answer imported without measures has some: time %v tokens %v/%v tps %v cost %v",
+						w.TimeMs, w.PromptTokens, w.CompletionTokens, w.TokensPerS, w.CostUSD)
 				}
 			case "item-2":
 				if w.Status != store.ItemFailed || w.Error != "trace t-2: not found (404)" {

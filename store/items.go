@@ -193,6 +193,9 @@ type BenchmarkResult struct {
 	Judged bool
 	// Agent is what an agent target did for its answer; nil for a model target.
 	Agent *AgentTrace
+	// Imported keeps the item's time, tokens and cost as they were imported
+	// (unknown ones stay unknown, not 0).
+	Imported bool
 }
 
 // AgentTrace is what an agent did for one item: its tool calls, how many
@@ -246,6 +249,14 @@ func BenchmarkCompletion(it *Item, r BenchmarkResult) *Completion {
 		"cost_usd": r.CostUSD, "error": "", "worker_id": "", "lease_until": nil, "failures": 0, "next_retry_at": nil,
 	}
 	r.Agent.columns(updates)
+	if r.Imported {
+		for _, k := range []string{"request", "response", "time_ms", "prompt_tokens", "completion_tokens", "tokens_per_s", "cost_usd"} {
+			delete(updates, k)
+		}
+		if r.TokensPerS > 0 {
+			updates["tokens_per_s"] = r.TokensPerS
+		}
+	}
 	if !r.Judged {
 		// Without judges the item is done, and its score is the mean of its checks (0 to 1).
 		updates["status"] = ItemCompleted
