@@ -22,6 +22,9 @@ func (e *Engine) dispatch(ctx context.Context, run *store.Run) error {
 		e.logRun(ctx, run.ID, store.LogInfo, "run", fmt.Sprintf("Run started: %d target(s), judges: %s", len(r.Targets), judgeName(r)), "")
 		run.Status = r.Status
 	}
+	if over, err := e.overBudget(ctx, run); over || err != nil {
+		return err
+	}
 	rs, err := e.state(ctx, run)
 	if err != nil {
 		return err
@@ -193,4 +196,23 @@ func (e *Engine) targetProvider(tg *store.RunTarget) providerLookup {
 		return func(context.Context) (*store.Provider, error) { return p, nil }
 	}
 	return e.providerOf(tg.ProviderID)
+}
+
+// overBudget pauses a run whose spend has reached its budget, before it
+// claims more: it goes over by at most the calls already in flight.
+func (e *Engine) overBudget(ctx context.Context, run *store.Run) (bool, error) {
+	budget := run.Options.MaxCostUSD
+	if budget == nil {
+		return false, nil
+	}
+	spent, err := e.store.RunSpend(ctx, run.ID)
+	if err != nil || spent < *budget {
+		return false, err
+	}
+	_, err = e.transition(ctx, run.ID, store.RunPaused, fmt.Sprintf("Run paused: budget reached ($%.4f spent of $%.4f)", spent, *budget),
+		store.RunPending, store.RunRunning)
+	if errors.Is(err, store.ErrConflict) {
+		return true, nil // paused or ended meanwhile
+	}
+	return true, err
 }

@@ -28,6 +28,8 @@ type RunJSON struct {
 	Failures []store.FailureGroup `json:"failures,omitzero"`
 	// KPIValues are the run's KPI values once it has finished (GET /api/runs/{id}).
 	KPIValues []store.RunKPI `json:"kpi_values,omitzero"`
+	// Budget is the run's spend against its max_cost_usd, when it has one.
+	Budget *runs.Budget `json:"budget,omitempty"`
 }
 
 func (h *Handler) runJSON(ctx context.Context, run *store.Run, detail bool) (*RunJSON, error) {
@@ -58,6 +60,13 @@ func (h *Handler) runJSON(ctx context.Context, run *store.Run, detail bool) (*Ru
 	}
 	if out.KPIValues, err = h.runKPIValues(ctx, run.ID); err != nil {
 		return nil, err
+	}
+	if run.Options.MaxCostUSD != nil {
+		b, err := h.runs.Budget(ctx, run)
+		if err != nil {
+			return nil, err
+		}
+		out.Budget = &b
 	}
 	return out, nil
 }

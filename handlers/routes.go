@@ -235,6 +235,8 @@ func (h *Handler) apiRoutes() []apiRoute {
 
 		{method: get, path: "/runs", handler: h.apiListRuns, summary: "List runs, newest first", query: "status tag collection_id agent_id from to page per_page", out: store.Page[*RunJSON]{}},
 		{method: post, path: "/runs", handler: h.apiCreateRun, summary: "Create a run and start it", in: store.RunInput{}, out: RunJSON{}, status: http.StatusCreated, errs: conflict},
+		{method: post, path: "/runs/estimate", handler: h.apiEstimateRun, summary: "Estimate a run's calls, tokens and cost (the body of POST /runs) without starting it", in: store.RunInput{}, out: runs.Estimate{}},
+		{method: patch, path: "/runs/:run", handler: h.apiPatchRun, summary: "Change a run's budget (max_cost_usd)", in: RunPatch{}, out: RunJSON{}},
 		{method: get, path: "/runs/:run", handler: h.apiGetRun, summary: "Show a run: setup, progress, current work, summary and KPI values", out: RunJSON{}},
 		{method: del, path: "/runs/:run", handler: h.apiDeleteRun, summary: "Delete a run"},
 		{method: get, path: "/runs/:run/items", handler: h.apiRunItems, summary: "List a run's items (an agent's with its tool calls, model calls and reasoning)", query: "status model phase reason page per_page after", out: store.Page[runs.ItemRow]{}},

@@ -50,6 +50,35 @@ func (s *Service) StartRun(ctx context.Context, in store.RunInput) (*store.Run, 
 	return s.engine.StartRun(ctx, in)
 }
 
+// SetBudget changes a run's budget (max_cost_usd); a run paused at its
+// budget stays paused until resumed.
+func (s *Service) SetBudget(ctx context.Context, id int64, usd *float64) (*store.Run, error) {
+	run, err := s.store.SetRunBudget(ctx, id, usd)
+	if err == nil && s.engine != nil {
+		s.engine.Refresh()
+	}
+	return run, err
+}
+
+// Budget is a run's spend against its budget.
+type Budget struct {
+	SpentUSD float64  `json:"spent_usd"`
+	MaxUSD   *float64 `json:"max_cost_usd"`
+	// Reached: the spend is at the budget or past it (a paused run's reason).
+	Reached bool `json:"reached"`
+}
+
+// Budget reads a run's spend against its budget.
+func (s *Service) Budget(ctx context.Context, run *store.Run) (Budget, error) {
+	spent, err := s.store.RunSpend(ctx, run.ID)
+	if err != nil {
+		return Budget{}, err
+	}
+	b := Budget{SpentUSD: spent, MaxUSD: run.Options.MaxCostUSD}
+	b.Reached = b.MaxUSD != nil && spent >= *b.MaxUSD
+	return b, nil
+}
+
 // Rerun starts a new run from a run's frozen settings.
 func (s *Service) Rerun(ctx context.Context, id int64, triggeredBy string) (*store.Run, error) {
 	return s.engine.Rerun(ctx, id, triggeredBy)

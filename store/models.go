@@ -473,6 +473,9 @@ type RunOptions struct {
 	SystemPrompt string `json:"system_prompt,omitempty"`
 	// Pairwise judges answers in pairs (engine/pairwise.go) instead of one by one.
 	Pairwise bool `json:"pairwise,omitempty"`
+	// MaxCostUSD is the budget (USD) the engine pauses the run at; nil = none.
+	// Unlike the other options it may be raised while the run is active.
+	MaxCostUSD *float64 `json:"max_cost_usd,omitempty"`
 }
 
 // MetricOn reports whether the run scores metric name.

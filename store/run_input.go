@@ -50,6 +50,10 @@ type RunInput struct {
 	TaskSelection *TaskSelection `json:"task_selection,omitempty"`
 	TaskIDs       []TaskRef      `json:"task_ids,omitempty"`
 
+	// MaxCostUSD is the run's budget: when its spend reaches it, the engine
+	// pauses the run ("budget reached"); nil = no budget.
+	MaxCostUSD *float64 `json:"max_cost_usd,omitempty"`
+
 	// Source makes a schedule's template pull a dataset run of a trace
 	// source (an IMPORTED run) instead of asking targets; see runs.ImportSource.
 	Source *SourcePull `json:"source,omitempty"`
@@ -157,6 +161,9 @@ func (in *RunInput) normalize() error {
 		if w < 0 || w > 1000 || w != w {
 			return invalid("source_weights", "the weight of %q must be within 0…1000", name)
 		}
+	}
+	if err := ValidBudget("max_cost_usd", in.MaxCostUSD); err != nil {
+		return err
 	}
 	if in.imported != nil {
 		return in.imported.validate()

@@ -38,28 +38,7 @@ func (s *Store) CreateRun(ctx context.Context, in RunInput) (*Run, error) {
 		if err := tx.checkItemLimit(tasks, max(len(in.Targets), 1), in.Repeats); err != nil {
 			return err
 		}
-		providers := map[int64]*Provider{}
-		provider := func(field string, id int64) (*Provider, error) {
-			if p, ok := providers[id]; ok {
-				return p, nil
-			}
-			var p Provider
-			if err := tx.conn(ctx).Take(&p, id).Error; err != nil {
-				if err == gorm.ErrRecordNotFound {
-					return nil, invalid(field, "no provider with id %d", id)
-				}
-				return nil, fmt.Errorf("store: create run: %w", err)
-			}
-			providers[id] = &p
-			return &p, nil
-		}
-		price := func(providerID int64, model string) (Price, error) {
-			pr, err := tx.ModelPrice(ctx, providerID, model)
-			if err != nil || pr == nil {
-				return Price{}, err
-			}
-			return Price{InputPerMTok: &pr.InputPerMTok, OutputPerMTok: &pr.OutputPerMTok}, nil
-		}
+		provider, price := tx.lookups(ctx)
 		judges, err := tx.panel(ctx, in, provider, price)
 		if err != nil {
 			return err
@@ -116,7 +95,7 @@ func (s *Store) CreateRun(ctx context.Context, in RunInput) (*Run, error) {
 		}
 		run := Run{Name: in.Name, Kind: kind, Status: RunPending, Phase: PhaseBenchmarking, TriggeredBy: in.TriggeredBy,
 			Snapshot: in.Snapshot, Repeats: in.Repeats, ScheduleID: in.ScheduleID, CreatedAt: now, UpdatedAt: now,
-			Options: RunOptions{Metrics: in.Metrics, Weights: in.Weights, SourceWeights: in.SourceWeights, SystemPrompt: in.SystemPrompt, Pairwise: in.Pairwise}, Tags: in.Tags}
+			Options: RunOptions{Metrics: in.Metrics, Weights: in.Weights, SourceWeights: in.SourceWeights, SystemPrompt: in.SystemPrompt, Pairwise: in.Pairwise, MaxCostUSD: in.MaxCostUSD}, Tags: in.Tags}
 		if err := tx.conn(ctx).Omit("Targets", "Judges", "Collections").Create(&run).Error; err != nil {
 			return fmt.Errorf("store: create run: %w", err)
 		}
@@ -159,6 +138,33 @@ func (s *Store) CreateRun(ctx context.Context, in RunInput) (*Run, error) {
 		return nil, err
 	}
 	return s.Run(ctx, runID)
+}
+
+// lookups reads the providers and model prices a run names, each once.
+func (s *Store) lookups(ctx context.Context) (func(string, int64) (*Provider, error), func(int64, string) (Price, error)) {
+	providers := map[int64]*Provider{}
+	provider := func(field string, id int64) (*Provider, error) {
+		if p, ok := providers[id]; ok {
+			return p, nil
+		}
+		var p Provider
+		if err := s.conn(ctx).Take(&p, id).Error; err != nil {
+			if err == gorm.ErrRecordNotFound {
+				return nil, invalid(field, "no provider with id %d", id)
+			}
+			return nil, fmt.Errorf("store: create run: %w", err)
+		}
+		providers[id] = &p
+		return &p, nil
+	}
+	price := func(providerID int64, model string) (Price, error) {
+		pr, err := s.ModelPrice(ctx, providerID, model)
+		if err != nil || pr == nil {
+			return Price{}, err
+		}
+		return Price{InputPerMTok: &pr.InputPerMTok, OutputPerMTok: &pr.OutputPerMTok}, nil
+	}
+	return provider, price
 }
 
 // runTaskColumns are the task columns a run freezes.

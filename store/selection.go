@@ -105,6 +105,21 @@ func (s *Store) freezeTasks(ctx context.Context, runID int64, in RunInput) error
 		}
 		return nil
 	}
+	picked, err := s.pickTasks(ctx, in)
+	if err != nil {
+		return err
+	}
+	return inChunks(picked, func(part []int64) error {
+		if err := s.conn(ctx).Exec(insert+`t.id IN ? ORDER BY t.task_key`, runID, part).Error; err != nil {
+			return fmt.Errorf("store: freeze run tasks: %w", err)
+		}
+		return nil
+	})
+}
+
+// pickTasks lists the ids of the tasks a run that does not take all of its
+// collections' tasks picks (hand-picked, then the selection), in task_id order.
+func (s *Store) pickTasks(ctx context.Context, in RunInput) ([]int64, error) {
 	type cand struct {
 		ID      int64
 		TaskKey string
@@ -114,13 +129,13 @@ func (s *Store) freezeTasks(ctx context.Context, runID int64, in RunInput) error
 		Where("id IN (SELECT task_id FROM collection_tasks WHERE collection_id IN ?)", in.CollectionIDs).
 		Order("task_key").Scan(&cands).Error
 	if err != nil {
-		return fmt.Errorf("store: run task candidates: %w", err)
+		return nil, fmt.Errorf("store: run task candidates: %w", err)
 	}
 	if len(in.TaskIDs) > 0 {
 		// Hand-picked: the pool is these tasks, which must be in the collections.
 		ids, err := s.ResolveTaskRefs(ctx, "task_ids", in.TaskIDs)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		picked := make(map[int64]bool, len(ids))
 		for _, id := range ids {
@@ -141,12 +156,12 @@ func (s *Store) freezeTasks(ctx context.Context, runID int64, in RunInput) error
 			var outside []string
 			if err := s.conn(ctx).Model(&Task{}).Where("id IN ?", ids[:min(len(ids), 50)]).Order("task_key").
 				Pluck("task_key", &outside).Error; err != nil {
-				return fmt.Errorf("store: run task candidates: %w", err)
+				return nil, fmt.Errorf("store: run task candidates: %w", err)
 			}
 			if len(ids) > 50 {
 				outside = append(outside, fmt.Sprintf("and %d more", len(ids)-50))
 			}
-			return invalid("task_ids", "not in the chosen collections: %s", strings.Join(outside, ", "))
+			return nil, invalid("task_ids", "not in the chosen collections: %s", strings.Join(outside, ", "))
 		}
 		cands = pool
 	}
@@ -181,12 +196,7 @@ func (s *Store) freezeTasks(ctx context.Context, runID int64, in RunInput) error
 			picked = append(picked, c.ID)
 		}
 	}
-	return inChunks(picked, func(part []int64) error {
-		if err := s.conn(ctx).Exec(insert+`t.id IN ? ORDER BY t.task_key`, runID, part).Error; err != nil {
-			return fmt.Errorf("store: freeze run tasks: %w", err)
-		}
-		return nil
-	})
+	return picked, nil
 }
 
 // runTaskColumnsOfT is runTaskColumns read from the tasks table aliased t.
