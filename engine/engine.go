@@ -415,6 +415,11 @@ func (e *Engine) chain(ctx context.Context, rs *runState, lookup providerLookup,
 		if next == nil {
 			return
 		}
+		// A successor claimed with the finished item waits while the run is at its budget.
+		if over, err := e.overBudget(ctx, &store.Run{ID: next.RunID, Options: rs.options}); over || err != nil {
+			e.handBack(ctx, next, errBudget)
+			return
+		}
 		cur, err := lookup(ctx)
 		if errors.Is(err, errProviderDeleted) {
 			e.handBack(ctx, next, err) // the dispatcher fails the provider's items
@@ -432,6 +437,9 @@ func (e *Engine) chain(ctx context.Context, rs *runState, lookup providerLookup,
 		w = &nw[0]
 	}
 }
+
+// errBudget is the reason an item is handed back when its run reaches its budget.
+var errBudget = errors.New("budget reached")
 
 // errShutdown is the reason an item is handed back when its worker stops.
 var errShutdown = errors.New("interrupted by shutdown")
