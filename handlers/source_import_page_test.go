@@ -122,13 +122,13 @@ func TestRejudgeImportedRun(t *testing.T) {
 		var holding atomic.Bool
 		release := make(chan struct{})
 		releaseOnce := sync.OnceFunc(func() { close(release) })
-		t.Cleanup(releaseOnce)
 		a := newApp(t, st, func(req llmtest.ChatRequest) llmtest.Reply {
 			if holding.Load() {
 				<-release
 			}
 			return llmtest.DefaultReply(req)
 		})
+		t.Cleanup(releaseOnce) // before the servers close: a held judge call would keep them waiting
 		fake := langfusetest.New(t)
 		seedLangfuse(fake, 5)
 		var src store.Source
