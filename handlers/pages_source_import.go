@@ -105,7 +105,9 @@ func (h *Handler) importSourcePage(c echo.Context) error {
 		}
 		f.Error = msg
 		if held := (*store.AlreadyImportedError)(nil); errors.As(err, &held) {
+			// The API's hint ("send rejudge") reads as the checkbox here, beside the link.
 			f.HeldBy = held.RunID
+			f.Error = fmt.Sprintf("dataset run %q of %q is already imported.", held.Source.Run, held.Source.Dataset)
 		}
 		return h.renderSourceImport(c, status, f)
 	}

@@ -94,6 +94,9 @@ func TestSourceImportPage(t *testing.T) {
 		if res.StatusCode != 409 {
 			t.Fatalf("second import: status %d", res.StatusCode)
 		}
+		if msg := doc.Find("[data-testid=form-error]").Text(); !strings.Contains(msg, `dataset run "v1" of "support-qa" is already imported`) {
+			t.Errorf("second import says %q", msg)
+		}
 		if href := doc.Find("[data-testid=held-by] a").AttrOr("href", ""); href != loc {
 			t.Errorf("the conflict links %q, want the run %q", href, loc)
 		}
