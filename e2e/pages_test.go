@@ -117,7 +117,7 @@ func seedEverything(t *testing.T) *seededApp {
 		"/import", "/import?mode=outputs",
 		"/judges", fmt.Sprintf("/judges/%d/edit", judge.ID),
 		"/agents", fmt.Sprintf("/agents/%d/edit", agent.ID),
-		"/sources", fmt.Sprintf("/sources/%d/edit", source.ID),
+		"/sources", fmt.Sprintf("/sources/%d/edit", source.ID), fmt.Sprintf("/sources/%d/import", source.ID),
 		"/styles", fmt.Sprintf("/styles/%d", styles[0].ID), fmt.Sprintf("/styles/%d/edit", styles[0].ID),
 		"/schedules", fmt.Sprintf("/schedules/%d", sched.ID), fmt.Sprintf("/schedules/%d", hook.ID),
 		"/kpis", fmt.Sprintf("/kpis/%d", kpi.ID),

@@ -332,3 +332,22 @@ func (h *Handler) apiExportRun(c echo.Context) error {
 	}
 	return nil
 }
+
+// RejudgedJSON is how many answers a rejudge sent back to the judges.
+type RejudgedJSON struct {
+	Items int64 `json:"items"`
+}
+
+// apiRejudgeRun judges every answer of an ended run again, as the run
+// page's Judge again does.
+func (h *Handler) apiRejudgeRun(c echo.Context) error {
+	id, err := pathID(c, "run")
+	if err != nil {
+		return err
+	}
+	n, err := h.runs.Rejudge(withoutCancel(c), id)
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, RejudgedJSON{Items: n})
+}

@@ -118,6 +118,8 @@ func statusOf(err error) (int, string) {
 		return http.StatusNotFound, nf.Error()
 	case errors.As(err, &ce):
 		return http.StatusConflict, ce.Error()
+	case errors.Is(err, store.ErrConflict): // a conflict of its own type, e.g. store.AlreadyImportedError
+		return http.StatusConflict, err.Error()
 	case errors.As(err, &le):
 		return http.StatusBadGateway, "provider: " + le.Error()
 	case errors.As(err, &mbe):

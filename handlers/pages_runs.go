@@ -127,7 +127,8 @@ func (h *Handler) showRunRow(c echo.Context) error {
 
 func progressView(run *store.Run, p runs.Progress, cur *store.CurrentWork) views.ProgressView {
 	return views.ProgressView{RunID: run.ID, Status: string(run.Status), Phase: string(run.Phase), Progress: p,
-		Current: cur, Elapsed: run.Elapsed(time.Now()).Round(time.Second).String(), Error: run.Error}
+		Current: cur, Elapsed: run.Elapsed(time.Now()).Round(time.Second).String(), Error: run.Error,
+		Imported: run.Kind == store.RunImported, HasJudges: len(run.Judges) > 0}
 }
 
 func (h *Handler) progressOf(c echo.Context, run *store.Run) (views.ProgressView, runs.Progress, error) {
@@ -177,7 +178,30 @@ func (h *Handler) showRun(c echo.Context) error {
 	if d.Items, err = h.itemsTable(c, run); err != nil {
 		return err
 	}
+	if d.Sources, err = h.runSources(ctx, run); err != nil {
+		return err
+	}
 	return render(c, http.StatusOK, views.RunPage(d))
+}
+
+// runSources names the trace sources an imported run came from, those
+// not deleted since.
+func (h *Handler) runSources(ctx context.Context, run *store.Run) (map[int64]string, error) {
+	out := map[int64]string{}
+	for _, t := range run.Targets {
+		if t.Source == nil {
+			continue
+		}
+		src, err := h.store.Source(ctx, t.Source.SourceID)
+		if nf := (*store.NotFoundError)(nil); errors.As(err, &nf) {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		out[src.ID] = src.Name
+	}
+	return out, nil
 }
 
 func (h *Handler) itemsTable(c echo.Context, run *store.Run) (views.ItemsTable, error) {

@@ -86,6 +86,8 @@ func (h *Handler) routes(e *echo.Echo) {
 	e.POST("/sources/:source", h.updateSourcePage)
 	e.POST("/sources/:source/test", h.testSourcePage)
 	e.POST("/sources/:source/delete", h.deleteSourcePage)
+	e.GET("/sources/:source/import", h.showSourceImport)
+	e.POST("/sources/:source/import", h.importSourcePage)
 
 	e.GET("/styles", h.showStyles)
 	e.POST("/styles", h.createStylePage)
@@ -154,6 +156,7 @@ func (h *Handler) routes(e *echo.Echo) {
 	e.POST("/runs/:run/retry-judging", h.retryJudgingPage)
 	e.POST("/runs/:run/retry-failed", h.retryFailedPage)
 	e.POST("/runs/:run/rerun", h.rerunPage)
+	e.POST("/runs/:run/rejudge", h.rejudgePage)
 	e.GET("/runs/:run/grade", h.showGrading)
 	e.POST("/runs/:run/grade/:item", h.gradeItemPage)
 	e.POST("/runs/:run/:action", h.runActionPage)
@@ -200,7 +203,7 @@ func (h *Handler) apiRoutes() []apiRoute {
 		{method: post, path: "/sources", handler: h.apiCreateSource, summary: "Create a trace source", in: store.SourceInput{}, out: store.Source{}, status: http.StatusCreated, errs: conflict},
 		{method: get, path: "/sources/:source", handler: h.apiGetSource, summary: "Show a trace source", out: store.Source{}},
 		{method: put, path: "/sources/:source", handler: h.apiUpdateSource, summary: "Update a trace source; the masked secret key sent back keeps it", in: store.SourceInput{}, out: store.Source{}, errs: conflict},
-		{method: del, path: "/sources/:source", handler: h.apiDeleteSource, summary: "Delete a trace source"},
+		{method: del, path: "/sources/:source", handler: h.apiDeleteSource, summary: "Delete a trace source (409 while a run imported from it is active)", errs: conflict},
 		{method: post, path: "/sources/:source/test", handler: h.apiTestSource, summary: "Check a trace source's keys against its Langfuse", out: SourceTest{}},
 		{method: post, path: "/sources/:source/import", handler: h.apiImportSource, summary: "Import a dataset run of the source as an IMPORTED run, judged and checked like any run (409 when already imported, unless rejudge)",
 			in: runs.SourceImport{}, out: runs.SourceImported{}, status: http.StatusCreated, errs: []int{http.StatusConflict, http.StatusBadGateway}},
@@ -251,6 +254,7 @@ func (h *Handler) apiRoutes() []apiRoute {
 		{method: post, path: "/runs/:run/retry-judging", handler: h.apiRetryJudging, summary: "Send the items whose judging failed back to the judge", out: RequeuedJSON{}, errs: conflict},
 		{method: post, path: "/runs/:run/retry-failed", handler: h.apiRetryFailed, summary: "Send an ended run's failed items back to the phase each failed in", out: RequeuedJSON{}, errs: conflict},
 		{method: post, path: "/runs/:run/rerun", handler: h.apiRerun, summary: "A new run from this run's frozen setup", out: RunJSON{}, status: http.StatusCreated, errs: conflict},
+		{method: post, path: "/runs/:run/rejudge", handler: h.apiRejudgeRun, summary: "Judge every answer of an ended run again, its verdicts forgotten (an imported run cannot be re-run)", out: RejudgedJSON{}, errs: conflict},
 		{method: post, path: "/runs/:run/:action", handler: h.apiRunAction, summary: "Pause, resume or cancel a run", out: RunJSON{}, errs: conflict},
 		{method: get, path: "/items/:item", handler: h.apiGetItem, summary: "Show an item: task, answer (an agent's with its tool calls, model calls and reasoning), each judge's prompt, reply and scores, checks, cost, attempts, grade, and its neighbours among the run's items matching the items filter",
 			query: "status model phase reason", out: runs.ItemDetail{}},

@@ -69,7 +69,7 @@ func TestImportSource(t *testing.T) {
 		var detail store.Run
 		a.do(t, call{"GET", fmt.Sprintf("/api/runs/%d", out.RunID), "", nil}, 200, &detail)
 		if detail.Kind != store.RunImported || len(detail.Targets) != 1 || detail.Targets[0].Source == nil ||
-			*detail.Targets[0].Source != (store.RunSource{SourceID: src.ID, Dataset: "support-qa", Run: "v1"}) {
+			*detail.Targets[0].Source != (store.RunSource{SourceID: src.ID, Dataset: "support-qa", Run: "v1", SourceName: "prod"}) {
 			t.Fatalf("run = kind %s, targets %+v", detail.Kind, detail.Targets)
 		}
 		seen := map[string]int{}

@@ -102,7 +102,7 @@ func (s *Service) ImportSource(ctx context.Context, sourceID int64, in SourceImp
 	if err != nil {
 		return nil, sourceError(src, err)
 	}
-	origin := store.RunSource{SourceID: src.ID, Dataset: dataset.Name, Run: run.Name}
+	origin := store.RunSource{SourceID: src.ID, Dataset: dataset.Name, Run: run.Name, SourceName: src.Name}
 	if held, err := s.store.ImportedRunOf(ctx, origin); err != nil || held != 0 {
 		if err == nil {
 			err = s.rejudgeOrRefuse(ctx, held, origin, in.Rejudge)
@@ -174,7 +174,7 @@ func (s *Service) ImportSource(ctx context.Context, sourceID int64, in SourceImp
 // request, else a conflict naming the run that holds it.
 func (s *Service) rejudgeOrRefuse(ctx context.Context, runID int64, origin store.RunSource, rejudge bool) error {
 	if !rejudge {
-		return &store.ConflictError{Message: (&store.AlreadyImportedError{RunID: runID, Source: origin}).Error()}
+		return &store.AlreadyImportedError{RunID: runID, Source: origin}
 	}
 	_, err := s.engine.Rejudge(ctx, runID)
 	return err

@@ -110,6 +110,12 @@ func (s *Service) RetryFailed(ctx context.Context, id int64) (int64, error) {
 	return s.engine.RetryFailed(ctx, id)
 }
 
+// Rejudge sends every answer of an ended run back to its judges, their
+// verdicts forgotten (an imported run's "Judge again"); it answers how many.
+func (s *Service) Rejudge(ctx context.Context, id int64) (int64, error) {
+	return s.engine.Rejudge(ctx, id)
+}
+
 // Delete removes a run and everything it holds.
 func (s *Service) Delete(ctx context.Context, id int64) error {
 	if err := s.store.DeleteRun(ctx, id); err != nil {

@@ -242,6 +242,8 @@ type RunSource struct {
 	SourceID int64  `json:"source_id"`
 	Dataset  string `json:"dataset"`
 	Run      string `json:"run"`
+	// SourceName is the source's name at import, shown once it is deleted.
+	SourceName string `json:"source_name,omitempty"`
 }
 
 // Key identifies the dataset run, so it is imported once.

@@ -219,14 +219,29 @@ func (s *Store) UpdateSource(ctx context.Context, id int64, in SourceInput) (*So
 }
 
 // DeleteSource removes a source. Runs imported from it keep their answers
-// and the source's id in their targets.
+// and the source's id and name in their targets; while one of them is still
+// active the source is refused (its judging may yet read the run's origin).
 func (s *Store) DeleteSource(ctx context.Context, id int64) error {
-	res := s.conn(ctx).Delete(&Source{}, id)
-	if res.Error != nil {
-		return fmt.Errorf("store: delete source: %w", res.Error)
-	}
-	if res.RowsAffected == 0 {
-		return fmt.Errorf("store: delete source: %w", &NotFoundError{What: "source", ID: id})
-	}
-	return nil
+	return s.Transact(ctx, func(tx *Store) error {
+		var busy []Run
+		// A target's source_key starts with the source's id and a colon (RunSource.Key).
+		err := tx.conn(ctx).Select("id", "name", "status").Where("status IN ? AND id IN (?)", ActiveRunStatuses,
+			tx.conn(ctx).Model(&RunTarget{}).Select("run_id").Where("source_key LIKE ?", fmt.Sprintf("%d:%%", id))).
+			Order("id").Limit(1).Find(&busy).Error
+		if err != nil {
+			return fmt.Errorf("store: delete source: %w", err)
+		}
+		if len(busy) > 0 {
+			return conflict("run %d (%q), imported from this source, is still %s: delete the source once it has ended",
+				busy[0].ID, busy[0].Name, strings.ToLower(string(busy[0].Status)))
+		}
+		res := tx.conn(ctx).Delete(&Source{}, id)
+		if res.Error != nil {
+			return fmt.Errorf("store: delete source: %w", res.Error)
+		}
+		if res.RowsAffected == 0 {
+			return fmt.Errorf("store: delete source: %w", &NotFoundError{What: "source", ID: id})
+		}
+		return nil
+	})
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -133,4 +134,47 @@ func TestSourceSecretKeySealed(t *testing.T) {
 	if strings.Contains(raw, "s3cr3t") || !strings.HasPrefix(raw, "v1:") || public != "pk-lf-public" {
 		t.Errorf("at rest: public_key %q, secret_key %q", public, raw)
 	}
+}
+
+// TestDeleteSourceWithActiveImport: a source whose imported run is still
+// active is kept (409 naming the run), another source is not held by it,
+// and once the run has ended the source goes while the run keeps its origin.
+func TestDeleteSourceWithActiveImport(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, st *store.Store) {
+		ctx := context.Background()
+		var srcs [2]*store.Source
+		for i, name := range []string{"prod", "staging"} {
+			s, err := st.CreateSource(ctx, store.SourceInput{Name: name, BaseURL: "https://lf.example.com", PublicKey: "pk-lf-1", SecretKey: "sk-lf-abcdef123456"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			srcs[i] = s
+		}
+		origin := &store.RunSource{SourceID: srcs[0].ID, Dataset: "qa", Run: "v1", SourceName: "prod"}
+		run, _, err := st.CreateImportedRun(ctx, store.RunInput{Name: "qa / v1", Metrics: []string{"check_contains"}},
+			store.ImportInput{Collection: "qa", Tasks: []store.TaskInput{{TaskKey: "item-1", Category: "qa", Question: "2+2?", Reference: "4",
+				Checks: []store.Check{{Type: "contains"}}}}},
+			store.ImportedRun{Targets: []store.ImportedTarget{{Provider: "Langfuse", Model: "qa / v1", Source: origin}},
+				Answers: []store.ImportedAnswer{{TaskKey: "item-1", Response: new("4")}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		err = st.DeleteSource(ctx, srcs[0].ID)
+		if !errors.Is(err, store.ErrConflict) || !strings.Contains(err.Error(), fmt.Sprintf("run %d", run.ID)) {
+			t.Fatalf("deleting the source of a pending import: %v", err)
+		}
+		if err := st.DeleteSource(ctx, srcs[1].ID); err != nil {
+			t.Fatalf("another source: %v", err)
+		}
+		if _, err := st.SetRunStatus(ctx, run.ID, store.RunCancelled, store.RunPending); err != nil {
+			t.Fatal(err)
+		}
+		if err := st.DeleteSource(ctx, srcs[0].ID); err != nil {
+			t.Fatalf("the source of an ended import: %v", err)
+		}
+		kept, err := st.Run(ctx, run.ID)
+		if err != nil || kept.Targets[0].Source == nil || *kept.Targets[0].Source != *origin {
+			t.Errorf("the ended run's origin: %+v, %v", kept.Targets[0].Source, err)
+		}
+	})
 }
