@@ -28,6 +28,9 @@ import (
 	"tribunal/rubric"
 )
 
+// MaxInput bounds a task's input data (inline or read from its input_file).
+const MaxInput = 256 << 10
+
 // outputFormatPrefix is how the importer records a TaskBench output_format
 // as the first paragraph of a task's constraints (importer/yaml.go).
 const outputFormatPrefix = "Output format:"

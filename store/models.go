@@ -8,6 +8,7 @@ import (
 	"gorm.io/gorm"
 
 	"tribunal/mcpclient"
+	"tribunal/prompt"
 	"tribunal/rubric"
 )
 
@@ -88,7 +89,15 @@ type TaskFields struct {
 	Examples          string   `json:"examples"`
 	JudgeInstructions string   `json:"judge_instructions"`
 	Comments          string   `json:"comments"`
+	InputData         string   `json:"input" gorm:"column:input"`
+	PromptTemplate    string   `json:"prompt_template"`
 	Checks            []Check  `json:"checks" gorm:"serializer:json"`
+}
+
+// PromptTask is what package prompt builds the model's prompt from.
+func (t *TaskFields) PromptTask(question string) prompt.Task {
+	return prompt.Task{Question: question, Turns: t.Turns, Input: t.InputData, Constraints: t.Constraints,
+		Examples: t.Examples, PromptTemplate: t.PromptTemplate}
 }
 
 // Collection is a named set of tasks.

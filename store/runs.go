@@ -163,7 +163,7 @@ func (s *Store) CreateRun(ctx context.Context, in RunInput) (*Run, error) {
 
 // runTaskColumns are the task columns a run freezes.
 const runTaskColumns = `task_key, category, subcategory, question, excellent, good, pass, incorrect_answer_direction,
-	reference, turns, system_prompt, usecase, tags, constraints, examples, judge_instructions, comments, checks`
+	reference, turns, system_prompt, usecase, tags, constraints, examples, judge_instructions, comments, checks, input, prompt_template`
 
 func prefixed(prefix, columns string) string {
 	parts := strings.Split(columns, ",")
