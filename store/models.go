@@ -1,6 +1,7 @@
 package store
 
 import (
+	"context"
 	"fmt"
 	"slices"
 	"time"
@@ -333,6 +334,18 @@ func (t *RunTask) AllTurns() []string {
 		return t.Turns
 	}
 	return []string{t.Question}
+}
+
+// SentTurns are the user turns the model under test is sent: AllTurns with
+// the first replaced by the prompt package prompt builds from the task.
+func (t *RunTask) SentTurns(ctx context.Context) ([]string, error) {
+	first, err := prompt.Build(ctx, t.PromptTask(t.Question))
+	if err != nil {
+		return nil, err
+	}
+	turns := slices.Clone(t.AllTurns())
+	turns[0] = first
+	return turns, nil
 }
 
 // ItemStatus is the life of one (task, target) pair; see engine/doc.go.
