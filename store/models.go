@@ -336,6 +336,12 @@ func (t *RunTask) AllTurns() []string {
 	return []string{t.Question}
 }
 
+// SentPrompt is the first user message a run would send the task's model
+// (package prompt).
+func (t *Task) SentPrompt(ctx context.Context) (string, error) {
+	return prompt.Build(ctx, t.PromptTask(t.Question))
+}
+
 // SentTurns are the user turns the model under test is sent: AllTurns with
 // the first replaced by the prompt package prompt builds from the task.
 func (t *RunTask) SentTurns(ctx context.Context) ([]string, error) {
