@@ -130,9 +130,9 @@ func inWords(line string) string {
 	case key == "required_fields":
 		return "Include every one of these fields: " + val + "."
 	case strings.HasPrefix(key, "min_"):
-		return "At least " + val + " " + words(strings.TrimPrefix(key, "min_")) + "."
+		return "At least " + val + " " + strings.ReplaceAll(strings.TrimPrefix(key, "min_"), "_", " ") + "."
 	case strings.HasPrefix(key, "max_"):
-		return "At most " + val + " " + words(strings.TrimPrefix(key, "max_")) + "."
+		return "At most " + val + " " + strings.ReplaceAll(strings.TrimPrefix(key, "max_"), "_", " ") + "."
 	case strings.HasPrefix(key, "must_"):
 		return words(key) + ": " + val + "."
 	}
