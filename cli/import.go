@@ -84,7 +84,7 @@ func (e *env) importTasks(args []string) error {
 			continue
 		}
 		// A file that names no category takes the collection's, else its own name.
-		r := importer.Read(filepath.Base(path), data, importer.Options{Format: importer.Format(*format), Category: *collection})
+		r := importer.Read(filepath.Base(path), data, importer.Options{Format: importer.Format(*format), Category: *collection, Dir: filepath.Dir(path)})
 		if len(r.Errors) > 0 {
 			bad += e.printImportErrors(path, r.Errors)
 			continue

@@ -41,6 +41,7 @@ func (e *env) validate(args []string) error {
 	var db dbFlags
 	e.addDBFlags(fs, &db) // the database is opened only to look up agent: targets
 	asTasks := fs.Bool("tasks", false, "treat every file as a task file")
+	showPrompt := fs.Bool("show-prompt", false, "print the prompt each task's model gets")
 	format := fs.String("format", "", "task file format (csv, jsonl, yaml, promptfoo, mtbench, openai_evals); default: detected")
 	files, err := parseFlags(fs, args)
 	if err != nil {
@@ -80,17 +81,39 @@ func (e *env) validate(args []string) error {
 			fmt.Fprintf(e.stdout, "%s: OK — %s\n", path, describeRunFile(f))
 			continue
 		}
-		tasks, f, err := importer.ParseFile(filepath.Base(path), data, importer.Format(*format))
-		if err != nil {
-			bad += e.printImportErrors(path, err)
+		r := importer.Read(filepath.Base(path), data, importer.Options{Format: importer.Format(*format), Dir: filepath.Dir(path)})
+		if len(r.Errors) > 0 {
+			bad += e.printImportErrors(path, r.Errors)
 			continue
 		}
-		fmt.Fprintf(e.stdout, "%s: OK — %d task(s), %s\n", path, len(tasks), f)
+		fmt.Fprintf(e.stdout, "%s: OK — %d task(s), %s\n", path, len(r.Tasks), r.Format)
+		if *showPrompt {
+			bad += e.printPrompts(ctx, r.Tasks)
+		}
 	}
 	if bad > 0 {
 		return usageErr("%d problem(s); nothing was run or imported", bad)
 	}
 	return nil
+}
+
+// printPrompts prints the first user message each task's model is sent,
+// and counts the tasks whose prompt cannot be built.
+func (e *env) printPrompts(ctx context.Context, tasks []store.TaskInput) int {
+	bad := 0
+	for _, in := range tasks {
+		t := store.Task{TaskKey: in.TaskKey, Question: in.Question, TaskFields: store.TaskFields{Turns: in.Turns,
+			Constraints: in.Constraints, Examples: in.Examples, InputData: in.Input, PromptTemplate: in.PromptTemplate}}
+		fmt.Fprintf(e.stdout, "\n=== %s: prompt the model gets ===\n", in.TaskKey)
+		p, err := t.SentPrompt(ctx)
+		if err != nil {
+			fmt.Fprintf(e.stderr, "%s: %v\n", in.TaskKey, err)
+			bad++
+			continue
+		}
+		fmt.Fprintln(e.stdout, p)
+	}
+	return bad
 }
 
 // storedAgents reads the saved agents, never nil.

@@ -56,7 +56,11 @@ func (e *Engine) toolLoop(ctx context.Context, rs *runState, p *store.Provider, 
 		out.messages = req.Messages
 		out.trace.Reasoning = strings.Join(reasoning, "\n\n")
 	}()
-	for _, turn := range w.Task.AllTurns() {
+	turns, err := w.Task.SentTurns(ctx)
+	if err != nil {
+		return out, err
+	}
+	for _, turn := range turns {
 		req.Messages = append(req.Messages, llm.Message{Role: "user", Content: turn})
 		for {
 			resp, err := e.chat(ctx, p, client, req)

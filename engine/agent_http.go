@@ -52,7 +52,10 @@ func httpAgentTimeout(cfg *store.AgentInput) time.Duration {
 
 // callHTTPAgent puts the item's question to the user's own agent.
 func (e *Engine) callHTTPAgent(ctx context.Context, c *agentConn, w *store.WorkItem) (agentAnswer, error) {
-	turns := w.Task.AllTurns()
+	turns, err := w.Task.SentTurns(ctx)
+	if err != nil {
+		return agentAnswer{}, err
+	}
 	body := HTTPAgentRequest{Input: turns[0], Turns: turns, Metadata: map[string]any{
 		"run_id": w.RunID, "item_id": w.ID, "task_key": w.Task.TaskKey, "category": w.Task.Category, "repeat": w.RepeatIndex}}
 	rep, took, err := e.postHTTPAgent(ctx, &c.cfg, body)

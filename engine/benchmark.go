@@ -155,7 +155,11 @@ func (e *Engine) benchmark(ctx context.Context, rs *runState, p *store.Provider,
 	}
 	// A multi-turn task is one conversation: each turn sees the answers before it.
 	var total llm.Response
-	turns := w.Task.AllTurns()
+	turns, err := w.Task.SentTurns(ctx)
+	if err != nil {
+		e.failNow(ctx, w, store.PhaseBenchmarking, err.Error(), false) // the same template fails every time
+		return nil
+	}
 	answers := make([]string, 0, len(turns))
 	for _, turn := range turns {
 		req.Messages = append(req.Messages, llm.Message{Role: "user", Content: turn})

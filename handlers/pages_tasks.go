@@ -48,7 +48,7 @@ func taskForm(c echo.Context) store.TaskInput {
 		Good: c.FormValue("good"), Pass: c.FormValue("pass"), IncorrectAnswerDirection: c.FormValue("incorrect_answer_direction"),
 		Reference: c.FormValue("reference"), SystemPrompt: c.FormValue("system_prompt"), UseCase: c.FormValue("usecase"),
 		Constraints: c.FormValue("constraints"), Examples: c.FormValue("examples"), JudgeInstructions: c.FormValue("judge_instructions"),
-		Comments: c.FormValue("comments"), Tags: strings.FieldsFunc(c.FormValue("tags"), func(r rune) bool { return r == ',' || r == ';' })}
+		Comments: c.FormValue("comments"), Input: c.FormValue("input"), PromptTemplate: c.FormValue("prompt_template"), Tags: strings.FieldsFunc(c.FormValue("tags"), func(r rune) bool { return r == ',' || r == ';' })}
 	if follow := views.SplitTurns(c.FormValue("follow_ups")); len(follow) > 0 {
 		in.Turns = append([]string{in.Question}, follow...)
 	}
@@ -79,7 +79,11 @@ func (h *Handler) editTask(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return render(c, http.StatusOK, views.TaskEditPage(views.TaskForm{ID: id, Input: t.Input()}))
+	form := views.TaskForm{ID: id, Input: t.Input()}
+	if form.Prompt, err = t.SentPrompt(c.Request().Context()); err != nil {
+		form.PromptError = err.Error()
+	}
+	return render(c, http.StatusOK, views.TaskEditPage(form))
 }
 
 func (h *Handler) updateTask(c echo.Context) error {

@@ -124,6 +124,9 @@ type Options struct {
 	// Category is the category of every task when the file names none (the
 	// collection the tasks go into, say); "" means the file stem.
 	Category string
+	// Dir is the folder of the file, against which a YAML task's input_file
+	// is read; "" (an upload) refuses input_file.
+	Dir string
 }
 
 // Result is what Read made of a file: the tasks of its good rows, and every
@@ -245,7 +248,7 @@ func Read(name string, data []byte, o Options) *Result {
 	case FormatJSONL:
 		rows, errs = parseJSONL(data)
 	case FormatYAML:
-		rows, errs = parseYAML(data)
+		rows, errs = parseYAML(data, o.Dir)
 	case FormatPromptfoo:
 		rows, errs = parsePromptfoo(data)
 	case FormatMTBench:
@@ -372,7 +375,7 @@ func contentHash(t *store.TaskInput) string {
 func taskSize(t *store.TaskInput) int {
 	n := len(t.TaskKey) + len(t.Category) + len(t.Subcategory) + len(t.Question) + len(t.Excellent) + len(t.Good) +
 		len(t.Pass) + len(t.IncorrectAnswerDirection) + len(t.Reference) + len(t.SystemPrompt) + len(t.UseCase) +
-		len(t.Constraints) + len(t.Examples) + len(t.JudgeInstructions) + len(t.Comments)
+		len(t.Constraints) + len(t.Examples) + len(t.JudgeInstructions) + len(t.Comments) + len(t.Input) + len(t.PromptTemplate)
 	for _, s := range t.Turns {
 		n += len(s)
 	}

@@ -212,6 +212,7 @@ var aliases = map[string][]string{
 	"constraints":                {"constraints"},
 	"examples":                   {"examples"},
 	"judge_instructions":         {"judge_instructions"},
+	"prompt_template":            {"prompt_template"},
 	"comments":                   {"comments", "comment"},
 	"checks":                     {"checks"},
 	"metadata":                   {"metadata"},
@@ -329,6 +330,8 @@ func (b *builder) setField(field, key string, v *value) {
 		t.Examples = strings.TrimSpace(v.lines("Example"))
 	case "judge_instructions":
 		t.JudgeInstructions = strings.TrimSpace(v.lines(""))
+	case "prompt_template":
+		b.text(&t.PromptTemplate, field, v)
 	case "reference":
 		b.reference(v)
 	case "turns":

@@ -5,11 +5,17 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
+	"os"
+	"path/filepath"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/goccy/go-yaml"
 	"github.com/goccy/go-yaml/ast"
 	"github.com/goccy/go-yaml/parser"
+
+	"tribunal/prompt"
 )
 
 // parseYAML reads YAML (or JSON) task definitions: one task mapping, a list
@@ -26,8 +32,12 @@ import (
 //	examples            → examples; a list of mappings becomes "Example 1:" blocks
 //	evaluation_criteria → "Evaluation criteria:" list at the top of judge_instructions
 //	judge_instructions  → judge_instructions
+//	input, input_data   → input (with a description; else input is the question)
+//	input_file          → input: the file's contents, read relative to dir
+//	                      (the task file's folder; an upload has none)
+//	prompt_template     → prompt_template
 //	input_type and anything else → Metadata
-func parseYAML(data []byte) ([]row, Errors) {
+func parseYAML(data []byte, dir string) ([]row, Errors) {
 	docs, ferr := parseTree(data)
 	if ferr != nil {
 		return nil, Errors{*ferr}
@@ -63,7 +73,7 @@ func parseYAML(data []byte) ([]row, Errors) {
 			if it.kind != object {
 				b.fail(it, "", "a task must be a mapping, not %s", it.describe())
 			} else {
-				yamlTask(it, b)
+				yamlTask(it, b, dir)
 			}
 			rows, errs = b.done(rows, errs)
 		}
@@ -115,11 +125,16 @@ func fieldKey(k string) string {
 	}
 }
 
-func yamlTask(obj *value, b *builder) {
-	hasID, hasQuestion := false, false
+func yamlTask(obj *value, b *builder, dir string) {
+	hasID, hasQuestion, hasDescription := false, false, false
+	for _, k := range obj.keys {
+		hasDescription = hasDescription || looseKey(k) == "description"
+	}
 	for _, k := range obj.keys {
 		hasID = hasID || fieldOf(k) == "task_id"
-		hasQuestion = hasQuestion || fieldOf(k) == "question" || fieldOf(k) == "turns"
+		// In TaskBench's shape the description is the question and input is its data.
+		isData := hasDescription && looseKey(k) == "input"
+		hasQuestion = hasQuestion || (fieldOf(k) == "question" && !isData) || fieldOf(k) == "turns"
 	}
 	var outputFormat, criteria *value
 	for i, k := range obj.keys {
@@ -139,6 +154,16 @@ func yamlTask(obj *value, b *builder) {
 			}
 		case "outputformat":
 			outputFormat = v
+		case "inputdata":
+			b.t.Input = v.lines("")
+		case "input":
+			if hasDescription && !hasQuestion {
+				b.t.Input = v.lines("")
+			} else {
+				b.set(k, v)
+			}
+		case "inputfile":
+			b.t.Input = readInputFile(b, v, dir)
 		case "evaluationcriteria":
 			criteria = v
 		default:
@@ -152,6 +177,41 @@ func yamlTask(obj *value, b *builder) {
 	if !criteria.empty() {
 		t.JudgeInstructions = joinText("Evaluation criteria:\n"+criteria.lines(""), t.JudgeInstructions)
 	}
+}
+
+// readInputFile reads a task's input_file relative to dir, within
+// prompt.MaxInput bytes.
+func readInputFile(b *builder, v *value, dir string) string {
+	name := strings.TrimSpace(v.inline())
+	switch {
+	case name == "":
+		return ""
+	case dir == "":
+		b.fail(v, "input_file", "%s cannot be read from an upload: import the file with `tribunal import`, or paste its contents as input", name)
+		return ""
+	}
+	path := name
+	if !filepath.IsAbs(path) {
+		path = filepath.Join(dir, name)
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		b.fail(v, "input_file", "cannot read %s: %v", name, errors.Unwrap(err))
+		return ""
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, prompt.MaxInput+1))
+	switch {
+	case err != nil:
+		b.fail(v, "input_file", "cannot read %s: %v", name, err)
+	case len(data) > prompt.MaxInput:
+		b.fail(v, "input_file", "%s is longer than %d KB", name, prompt.MaxInput>>10)
+	case !utf8.Valid(data):
+		b.fail(v, "input_file", "%s is not UTF-8 text", name)
+	default:
+		return string(data)
+	}
+	return ""
 }
 
 // joinText joins the non-empty parts with a blank line.

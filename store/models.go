@@ -1,6 +1,7 @@
 package store
 
 import (
+	"context"
 	"fmt"
 	"slices"
 	"time"
@@ -8,6 +9,7 @@ import (
 	"gorm.io/gorm"
 
 	"tribunal/mcpclient"
+	"tribunal/prompt"
 	"tribunal/rubric"
 )
 
@@ -88,7 +90,15 @@ type TaskFields struct {
 	Examples          string   `json:"examples"`
 	JudgeInstructions string   `json:"judge_instructions"`
 	Comments          string   `json:"comments"`
+	InputData         string   `json:"input" gorm:"column:input"`
+	PromptTemplate    string   `json:"prompt_template"`
 	Checks            []Check  `json:"checks" gorm:"serializer:json"`
+}
+
+// PromptTask is what package prompt builds the model's prompt from.
+func (t *TaskFields) PromptTask(question string) prompt.Task {
+	return prompt.Task{Question: question, Turns: t.Turns, Input: t.InputData, Constraints: t.Constraints,
+		Examples: t.Examples, PromptTemplate: t.PromptTemplate}
 }
 
 // Collection is a named set of tasks.
@@ -326,6 +336,24 @@ func (t *RunTask) AllTurns() []string {
 		return t.Turns
 	}
 	return []string{t.Question}
+}
+
+// SentPrompt is the first user message a run would send the task's model
+// (package prompt).
+func (t *Task) SentPrompt(ctx context.Context) (string, error) {
+	return prompt.Build(ctx, t.PromptTask(t.Question))
+}
+
+// SentTurns are the user turns the model under test is sent: AllTurns with
+// the first replaced by the prompt package prompt builds from the task.
+func (t *RunTask) SentTurns(ctx context.Context) ([]string, error) {
+	first, err := prompt.Build(ctx, t.PromptTask(t.Question))
+	if err != nil {
+		return nil, err
+	}
+	turns := slices.Clone(t.AllTurns())
+	turns[0] = first
+	return turns, nil
 }
 
 // ItemStatus is the life of one (task, target) pair; see engine/doc.go.

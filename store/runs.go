@@ -169,7 +169,7 @@ func (s *Store) lookups(ctx context.Context) (func(string, int64) (*Provider, er
 
 // runTaskColumns are the task columns a run freezes.
 const runTaskColumns = `task_key, category, subcategory, question, excellent, good, pass, incorrect_answer_direction,
-	reference, turns, system_prompt, usecase, tags, constraints, examples, judge_instructions, comments, checks`
+	reference, turns, system_prompt, usecase, tags, constraints, examples, judge_instructions, comments, checks, input, prompt_template`
 
 func prefixed(prefix, columns string) string {
 	parts := strings.Split(columns, ",")

@@ -10,6 +10,7 @@ import (
 	"gorm.io/gorm"
 
 	"tribunal/checks"
+	"tribunal/prompt"
 )
 
 // TaskInput is what a user sends to create or update a task.
@@ -25,16 +26,21 @@ type TaskInput struct {
 	// Reference is the expected answer that checks (and the judge) compare with.
 	Reference string `json:"reference"`
 	// Turns are the user turns of a multi-turn task; Question is always the first.
-	Turns             []string          `json:"turns"`
-	SystemPrompt      string            `json:"system_prompt"`
-	UseCase           string            `json:"usecase"`
-	Tags              []string          `json:"tags"`
-	Constraints       string            `json:"constraints"`
-	Examples          string            `json:"examples"`
-	JudgeInstructions string            `json:"judge_instructions"`
-	Comments          string            `json:"comments"`
-	Checks            []Check           `json:"checks"`
-	Metadata          map[string]string `json:"metadata"`
+	Turns             []string `json:"turns"`
+	SystemPrompt      string   `json:"system_prompt"`
+	UseCase           string   `json:"usecase"`
+	Tags              []string `json:"tags"`
+	Constraints       string   `json:"constraints"`
+	Examples          string   `json:"examples"`
+	JudgeInstructions string   `json:"judge_instructions"`
+	Comments          string   `json:"comments"`
+	// Input is the data the model works on, shown under the question.
+	Input string `json:"input"`
+	// PromptTemplate replaces the built-in layout of the prompt the model
+	// gets (package prompt); it is checked when the task is saved.
+	PromptTemplate string            `json:"prompt_template"`
+	Checks         []Check           `json:"checks"`
+	Metadata       map[string]string `json:"metadata"`
 }
 
 // Check is a reference metric of a task that needs no LLM: Type is one of
@@ -85,6 +91,12 @@ func (in *TaskInput) Normalize() error {
 		if strings.TrimSpace(t) == "" {
 			return invalid(fmt.Sprintf("turns[%d]", i), "is empty")
 		}
+	}
+	if len(in.Input) > prompt.MaxInput {
+		return invalid("input", "is longer than %d KB", prompt.MaxInput>>10)
+	}
+	if err := prompt.Check(context.Background(), in.PromptTemplate); err != nil {
+		return invalid("prompt_template", "%s", err.Error())
 	}
 	in.UseCase = strings.TrimSpace(in.UseCase)
 	if len(in.UseCase) > 255 {
@@ -148,7 +160,7 @@ func (t *Task) Input() TaskInput {
 		Excellent: t.Excellent, Good: t.Good, Pass: t.Pass, IncorrectAnswerDirection: t.IncorrectAnswerDirection,
 		Reference: t.Reference, Turns: t.Turns, SystemPrompt: t.SystemPrompt, UseCase: t.UseCase, Tags: t.Tags,
 		Constraints: t.Constraints, Examples: t.Examples, JudgeInstructions: t.JudgeInstructions, Comments: t.Comments,
-		Checks: t.Checks, Metadata: t.Metadata}
+		Input: t.InputData, PromptTemplate: t.PromptTemplate, Checks: t.Checks, Metadata: t.Metadata}
 }
 
 // row is the task row the input describes.
@@ -157,7 +169,7 @@ func (in *TaskInput) row() Task {
 		Excellent: in.Excellent, Good: in.Good, Pass: in.Pass, IncorrectAnswerDirection: in.IncorrectAnswerDirection,
 		TaskFields: TaskFields{Reference: in.Reference, Turns: nonNil(in.Turns), SystemPrompt: in.SystemPrompt, UseCase: in.UseCase,
 			Tags: nonNil(in.Tags), Constraints: in.Constraints, Examples: in.Examples, JudgeInstructions: in.JudgeInstructions,
-			Comments: in.Comments, Checks: nonNil(in.Checks)},
+			Comments: in.Comments, InputData: in.Input, PromptTemplate: in.PromptTemplate, Checks: nonNil(in.Checks)},
 		Metadata: nonNilMap(in.Metadata)}
 }
 
