@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"strconv"
 	"strings"
 	"time"
 
@@ -109,7 +108,7 @@ func (e *Engine) postHTTPAgent(ctx context.Context, cfg *store.AgentInput, body 
 		return nil, took, &llm.Error{Kind: llm.KindTransient, Message: "agent: reading the reply: " + err.Error()}
 	}
 	if resp.StatusCode/100 != 2 {
-		return nil, took, httpAgentStatus(resp, raw)
+		return nil, took, llm.StatusError(resp.StatusCode, resp.Header, strings.TrimSpace(string(raw)))
 	}
 	if len(raw) > maxHTTPAgentReply {
 		return nil, took, &llm.Error{Kind: llm.KindMalformed, Message: "the agent's reply is larger than 8 MiB"}
@@ -122,25 +121,4 @@ func (e *Engine) postHTTPAgent(ctx context.Context, cfg *store.AgentInput, body 
 		return nil, took, &llm.Error{Kind: llm.KindMalformed, Message: "the agent's reply has no \"output\""}
 	}
 	return &rep, took, nil
-}
-
-// httpAgentStatus sorts an error status like a provider's: 429 and 5xx
-// are retried, other 4xx are not.
-func httpAgentStatus(resp *http.Response, body []byte) error {
-	e := &llm.Error{StatusCode: resp.StatusCode, Message: strings.TrimSpace(string(body))}
-	if len(e.Message) > 500 {
-		e.Message = e.Message[:500] + "…"
-	}
-	switch {
-	case resp.StatusCode == http.StatusTooManyRequests:
-		e.Kind = llm.KindRateLimit
-		if secs, err := strconv.Atoi(strings.TrimSpace(resp.Header.Get("Retry-After"))); err == nil && secs >= 0 {
-			e.RetryAfter = time.Duration(secs) * time.Second
-		}
-	case resp.StatusCode >= 500 || resp.StatusCode == http.StatusRequestTimeout:
-		e.Kind = llm.KindTransient
-	default:
-		e.Kind = llm.KindPermanent
-	}
-	return e
 }

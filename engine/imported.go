@@ -3,7 +3,9 @@ package engine
 import (
 	"context"
 	"fmt"
+	"time"
 
+	"tribunal/llm"
 	"tribunal/store"
 )
 
@@ -35,9 +37,7 @@ func (e *Engine) scoreImported(ctx context.Context, rs *runState, p *store.Provi
 	if w.CompletionTokens != nil {
 		res.CompletionTokens = *w.CompletionTokens
 	}
-	if res.TimeMs > 0 && res.CompletionTokens > 0 {
-		res.TokensPerS = float64(res.CompletionTokens) / (float64(res.TimeMs) / 1000)
-	}
+	res.TokensPerS = llm.Response{CompletionTokens: res.CompletionTokens, Duration: time.Duration(res.TimeMs) * time.Millisecond}.TokensPerSecond()
 	res.Scores = append(e.runChecks(w, rs.options, res.Response, nil), measures(rs.options, res)...)
 	entry := itemLog(w, store.LogInfo, "answer", fmt.Sprintf("%s · %s: imported answer (%d ms, %d tokens)",
 		w.Target.Label(), w.Task.TaskKey, res.TimeMs, res.CompletionTokens), "RESPONSE\n"+res.Response)

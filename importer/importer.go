@@ -348,12 +348,7 @@ func finish(res *Result, rows []row, errs Errors, stem string) {
 	if len(errs) == 0 && len(res.Tasks) == 0 {
 		errs = append(errs, RowError{Message: "the file has no tasks"})
 	}
-	sort.SliceStable(errs, func(i, j int) bool {
-		if errs[i].Row != errs[j].Row {
-			return errs[i].Row < errs[j].Row
-		}
-		return errs[i].Line < errs[j].Line
-	})
+	sortErrors(errs)
 	res.Errors = errs
 }
 

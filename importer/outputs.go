@@ -1,6 +1,7 @@
 package importer
 
 import (
+	"cmp"
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
@@ -348,18 +349,11 @@ func agree(rows []OutputRow) Errors {
 			}
 		}
 		// A later row may fill in what the first left out.
-		rows[j].Question = cmpText(p.Question, r.Question)
-		rows[j].Reference = cmpText(p.Reference, r.Reference)
-		rows[j].Category = cmpText(p.Category, r.Category)
+		rows[j].Question = cmp.Or(p.Question, r.Question)
+		rows[j].Reference = cmp.Or(p.Reference, r.Reference)
+		rows[j].Category = cmp.Or(p.Category, r.Category)
 	}
 	return errs
-}
-
-func cmpText(a, b string) string {
-	if a != "" {
-		return a
-	}
-	return b
 }
 
 func sortErrors(errs Errors) {

@@ -477,7 +477,7 @@ func (b *builder) checks(v *value) {
 			b.fail(it, "checks", "each check needs a type")
 			return
 		}
-		c.Type = checkType(typ.text)
+		c.Type = CheckType(typ.text)
 		if !slices.Contains(store.CheckTypes, c.Type) {
 			b.fail(typ, "checks", "unknown check type %q (want one of %s)", strings.TrimSpace(typ.text), strings.Join(store.CheckTypes, ", "))
 			return
@@ -486,7 +486,8 @@ func (b *builder) checks(v *value) {
 	}
 }
 
-func checkType(s string) string {
+// CheckType is a check's type as a file may write it (Exact-Match, "rouge l"), in its stored form.
+func CheckType(s string) string {
 	return strings.NewReplacer("-", "_", " ", "_").Replace(strings.ToLower(strings.TrimSpace(s)))
 }
 

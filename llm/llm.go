@@ -310,19 +310,11 @@ func (e *Error) Retryable() bool { return e.Kind != KindPermanent }
 func classify(ctx context.Context, err error, timeout time.Duration) error {
 	var apiErr *openai.Error
 	if errors.As(err, &apiErr) {
-		e := &Error{StatusCode: apiErr.StatusCode, Message: providerMessage(apiErr)}
-		switch {
-		case apiErr.StatusCode == http.StatusTooManyRequests:
-			e.Kind = KindRateLimit
-			if apiErr.Response != nil {
-				e.RetryAfter = retryAfter(apiErr.Response.Header.Get("Retry-After"))
-			}
-		case apiErr.StatusCode == http.StatusRequestTimeout || apiErr.StatusCode == http.StatusConflict || apiErr.StatusCode >= 500:
-			e.Kind = KindTransient
-		default:
-			e.Kind = KindPermanent
+		var header http.Header
+		if apiErr.Response != nil {
+			header = apiErr.Response.Header
 		}
-		return e
+		return StatusError(apiErr.StatusCode, header, providerMessage(apiErr))
 	}
 	if errors.Is(err, context.DeadlineExceeded) && ctx.Err() != nil {
 		return &Error{Kind: KindTimeout, Message: fmt.Sprintf("no answer within %s", timeout)}
@@ -336,6 +328,23 @@ func classify(ctx context.Context, err error, timeout time.Duration) error {
 		return &Error{Kind: KindMalformed, Message: "the reply is not valid JSON: " + err.Error()}
 	}
 	return &Error{Kind: KindTransient, Message: err.Error()}
+}
+
+// StatusError sorts an error status a server answered by what to do about
+// it: 429 waits for its Retry-After, 408, 409 and 5xx are retried, the rest
+// are permanent. The message is kept to its first 500 bytes.
+func StatusError(status int, header http.Header, message string) *Error {
+	e := &Error{StatusCode: status, Message: truncate(message, 500)}
+	switch {
+	case status == http.StatusTooManyRequests:
+		e.Kind = KindRateLimit
+		e.RetryAfter = retryAfter(header.Get("Retry-After"))
+	case status == http.StatusRequestTimeout || status == http.StatusConflict || status >= 500:
+		e.Kind = KindTransient
+	default:
+		e.Kind = KindPermanent
+	}
+	return e
 }
 
 // providerMessage keeps what the provider said, so users see its reason.

@@ -106,7 +106,7 @@ func (s *Service) ImportOutputs(ctx context.Context, rows []importer.OutputRow, 
 func outputChecks(o OutputsOptions) ([]string, error) {
 	var out []string
 	for _, c := range o.Checks {
-		c = strings.NewReplacer("-", "_", " ", "_").Replace(strings.ToLower(strings.TrimSpace(c)))
+		c = importer.CheckType(c)
 		switch {
 		case c == "" || slices.Contains(out, c):
 			continue

@@ -83,7 +83,7 @@ func (s *Store) CreateImportedRun(ctx context.Context, in RunInput, tasks Import
 			if t.Source == nil {
 				continue
 			}
-			if id, err := tx.importedRunOf(ctx, *t.Source); err != nil || id != 0 {
+			if id, err := tx.ImportedRunOf(ctx, *t.Source); err != nil || id != 0 {
 				if err == nil {
 					err = &AlreadyImportedError{RunID: id, Source: *t.Source}
 				}
@@ -111,10 +111,6 @@ func (s *Store) CreateImportedRun(ctx context.Context, in RunInput, tasks Import
 
 // ImportedRunOf names the live run that holds a dataset run, or 0.
 func (s *Store) ImportedRunOf(ctx context.Context, src RunSource) (int64, error) {
-	return s.importedRunOf(ctx, src)
-}
-
-func (s *Store) importedRunOf(ctx context.Context, src RunSource) (int64, error) {
 	var ids []int64
 	err := s.conn(ctx).Model(&RunTarget{}).Where("source_key = ? AND run_id IN (?)", src.Key(),
 		s.conn(ctx).Model(&Run{}).Select("id")).Order("run_id").Limit(1).Pluck("run_id", &ids).Error
@@ -218,12 +214,7 @@ func (s *Store) RejudgeRun(ctx context.Context, runID int64) (int64, error) {
 		if err := tx.conn(ctx).Exec(`DELETE FROM run_summaries WHERE run_id = ?`, runID).Error; err != nil {
 			return fmt.Errorf("store: rejudge: %w", err)
 		}
-		err = tx.conn(ctx).Model(&Run{}).Where("id = ?", runID).Updates(map[string]any{"status": RunRunning, "phase": PhaseJudging,
-			"error": "", "finished_at": nil, "updated_at": now}).Error
-		if err != nil {
-			return fmt.Errorf("store: rejudge: %w", err)
-		}
-		return nil
+		return tx.reopenForJudging(ctx, run, now)
 	})
 	return n, err
 }

@@ -340,22 +340,28 @@ func (s *Store) RetryJudging(ctx context.Context, runID int64) (int64, error) {
 				return err
 			}
 		}
-		status := run.Status
-		if !run.Active() {
-			status = RunRunning
-		}
-		// Guarded by the status read above, so a cancel that lands meanwhile wins.
-		res = tx.conn(ctx).Model(&Run{}).Where("id = ? AND status = ?", runID, run.Status).Updates(map[string]any{
-			"status": status, "phase": PhaseJudging, "finished_at": nil, "error": "", "updated_at": now})
-		if res.Error != nil {
-			return fmt.Errorf("store: retry judging: %w", res.Error)
-		}
-		if res.RowsAffected == 0 {
-			return conflict("run %d changed meanwhile; try again", runID)
-		}
-		return nil
+		return tx.reopenForJudging(ctx, run, now)
 	})
 	return n, err
+}
+
+// reopenForJudging puts a run whose items went back to the judges in its
+// judging phase, RUNNING again if it had ended. It is guarded by the status
+// read before, so a cancel that lands meanwhile wins.
+func (s *Store) reopenForJudging(ctx context.Context, run *Run, now time.Time) error {
+	status := run.Status
+	if !run.Active() {
+		status = RunRunning
+	}
+	res := s.conn(ctx).Model(&Run{}).Where("id = ? AND status = ?", run.ID, run.Status).Updates(map[string]any{
+		"status": status, "phase": PhaseJudging, "finished_at": nil, "error": "", "updated_at": now})
+	if res.Error != nil {
+		return fmt.Errorf("store: reopen run %d for judging: %w", run.ID, res.Error)
+	}
+	if res.RowsAffected == 0 {
+		return conflict("run %d changed meanwhile; try again", run.ID)
+	}
+	return nil
 }
 
 func uniq(ids []int64) map[int64]bool {
