@@ -56,11 +56,12 @@ func takeFlash(next echo.HandlerFunc) echo.HandlerFunc {
 }
 
 // formProblem returns the status and message for re-showing a form, or
-// ok=false when err is not the user's to fix.
+// ok=false when err is not the user's to fix. A server the form's settings
+// point at that failed (502) is theirs to fix too.
 func formProblem(err error) (status int, msg string, ok bool) {
 	status, msg = statusOf(err)
 	switch status {
-	case http.StatusBadRequest, http.StatusUnprocessableEntity, http.StatusConflict:
+	case http.StatusBadRequest, http.StatusUnprocessableEntity, http.StatusConflict, http.StatusBadGateway:
 		return status, msg, true
 	}
 	return 0, "", false

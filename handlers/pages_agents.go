@@ -73,8 +73,8 @@ func agentForm(c echo.Context) (store.AgentInput, error) {
 	if in.ToolTimeoutSeconds, err = formInt(c, "tool_timeout_seconds"); err != nil {
 		return in, err
 	}
-	if u := strings.TrimSpace(form.Get("http_url")); u != "" || len(formHeaders(form, "http_")) > 0 {
-		in.HTTP = &store.AgentHTTP{URL: u, Headers: formHeaders(form, "http_")}
+	if u, hs := strings.TrimSpace(form.Get("http_url")), formHeaders(form, "http_"); u != "" || len(hs) > 0 {
+		in.HTTP = &store.AgentHTTP{URL: u, Headers: hs}
 	}
 	for _, idx := range form["server_index"] {
 		i, err := strconv.Atoi(idx)

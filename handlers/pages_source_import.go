@@ -98,9 +98,8 @@ func (h *Handler) importSourcePage(c echo.Context) error {
 		out, err = h.runs.ImportSource(c.Request().Context(), id, in)
 	}
 	if err != nil {
-		status, msg := statusOf(err)
-		if status != http.StatusBadRequest && status != http.StatusUnprocessableEntity && status != http.StatusConflict &&
-			status != http.StatusBadGateway {
+		status, msg, ok := formProblem(err)
+		if !ok {
 			return err
 		}
 		f.Error = msg

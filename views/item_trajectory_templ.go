@@ -75,9 +75,9 @@ func itemTrajectory(it *runs.ItemDetail) templ.Component {
 		}
 		if a.Turns != nil {
 			var templ_7745c5c3_Var4 string
-			templ_7745c5c3_Var4, templ_7745c5c3_Err = templ.JoinStringErrs(plural(*a.Turns, "model call", "model calls"))
+			templ_7745c5c3_Var4, templ_7745c5c3_Err = templ.JoinStringErrs(countOf(int64(*a.Turns), "model call"))
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/item_trajectory.templ`, Line: 26, Col: 51}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/item_trajectory.templ`, Line: 26, Col: 44}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var4))
 			if templ_7745c5c3_Err != nil {
@@ -89,9 +89,9 @@ func itemTrajectory(it *runs.ItemDetail) templ.Component {
 			}
 		}
 		var templ_7745c5c3_Var5 string
-		templ_7745c5c3_Var5, templ_7745c5c3_Err = templ.JoinStringErrs(plural(len(a.ToolCalls), "tool call", "tool calls"))
+		templ_7745c5c3_Var5, templ_7745c5c3_Err = templ.JoinStringErrs(countOf(int64(len(a.ToolCalls)), "tool call"))
 		if templ_7745c5c3_Err != nil {
-			return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/item_trajectory.templ`, Line: 28, Col: 56}
+			return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/item_trajectory.templ`, Line: 28, Col: 50}
 		}
 		_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var5))
 		if templ_7745c5c3_Err != nil {
@@ -502,9 +502,9 @@ func itemTools(a *runs.AgentTrace) templ.Component {
 				return templ_7745c5c3_Err
 			}
 			var templ_7745c5c3_Var21 string
-			templ_7745c5c3_Var21, templ_7745c5c3_Err = templruntime.NewAttributeExpression(plural(len(a.ToolCalls), "tool call", "tool calls")).Resolve(ctx)
+			templ_7745c5c3_Var21, templ_7745c5c3_Err = templruntime.NewAttributeExpression(countOf(int64(len(a.ToolCalls)), "tool call")).Resolve(ctx)
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/item_trajectory.templ`, Line: 145, Col: 67}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/item_trajectory.templ`, Line: 145, Col: 61}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var21)
 			if templ_7745c5c3_Err != nil {
@@ -517,7 +517,7 @@ func itemTools(a *runs.AgentTrace) templ.Component {
 			var templ_7745c5c3_Var22 string
 			templ_7745c5c3_Var22, templ_7745c5c3_Err = templ.JoinStringErrs(strconv.Itoa(len(a.ToolCalls)))
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/item_trajectory.templ`, Line: 145, Col: 139}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/item_trajectory.templ`, Line: 145, Col: 133}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var22))
 			if templ_7745c5c3_Err != nil {
@@ -557,14 +557,6 @@ func (t ItemsTable) columns() int {
 		return 12
 	}
 	return 11
-}
-
-// plural counts n things: "1 tool call", "3 tool calls".
-func plural(n int, one, many string) string {
-	if n == 1 {
-		return "1 " + one
-	}
-	return strconv.Itoa(n) + " " + many
 }
 
 var _ = templruntime.GeneratedTemplate

@@ -961,9 +961,9 @@ func ProviderTestResult(r ProviderTest) templ.Component {
 					return templ_7745c5c3_Err
 				}
 				var templ_7745c5c3_Var50 string
-				templ_7745c5c3_Var50, templ_7745c5c3_Err = templ.JoinStringErrs(modelCount(len(r.Models)))
+				templ_7745c5c3_Var50, templ_7745c5c3_Err = templ.JoinStringErrs(countOf(int64(len(r.Models)), "model"))
 				if templ_7745c5c3_Err != nil {
-					return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/providers.templ`, Line: 191, Col: 72}
+					return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/providers.templ`, Line: 191, Col: 85}
 				}
 				_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var50))
 				if templ_7745c5c3_Err != nil {
@@ -1200,13 +1200,6 @@ func priceItem(pr store.ProviderPrice) templ.Component {
 	})
 }
 
-func modelCount(n int) string {
-	if n == 1 {
-		return "1 model"
-	}
-	return strconv.Itoa(n) + " models"
-}
-
 // usdPerMTok writes a price as it was entered or published ($0.075 stays
 // $0.075), since per-million prices often have three decimals.
 func usdPerMTok(v float64) string {
@@ -1245,7 +1238,7 @@ func ModelOptions(listID string, models []string, errMsg string) templ.Component
 		var templ_7745c5c3_Var63 string
 		templ_7745c5c3_Var63, templ_7745c5c3_Err = templruntime.NewAttributeExpression(listID).Resolve(ctx)
 		if templ_7745c5c3_Err != nil {
-			return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/providers.templ`, Line: 256, Col: 22}
+			return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/providers.templ`, Line: 249, Col: 22}
 		}
 		_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var63)
 		if templ_7745c5c3_Err != nil {
@@ -1263,7 +1256,7 @@ func ModelOptions(listID string, models []string, errMsg string) templ.Component
 			var templ_7745c5c3_Var64 string
 			templ_7745c5c3_Var64, templ_7745c5c3_Err = templruntime.NewAttributeExpression(m).Resolve(ctx)
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/providers.templ`, Line: 258, Col: 20}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/providers.templ`, Line: 251, Col: 20}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var64)
 			if templ_7745c5c3_Err != nil {
@@ -1286,7 +1279,7 @@ func ModelOptions(listID string, models []string, errMsg string) templ.Component
 			var templ_7745c5c3_Var65 string
 			templ_7745c5c3_Var65, templ_7745c5c3_Err = templ.JoinStringErrs(errMsg)
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/providers.templ`, Line: 262, Col: 58}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/providers.templ`, Line: 255, Col: 58}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var65))
 			if templ_7745c5c3_Err != nil {
@@ -1304,7 +1297,7 @@ func ModelOptions(listID string, models []string, errMsg string) templ.Component
 			var templ_7745c5c3_Var66 string
 			templ_7745c5c3_Var66, templ_7745c5c3_Err = templ.JoinStringErrs(strconv.Itoa(len(models)))
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/providers.templ`, Line: 264, Col: 50}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/providers.templ`, Line: 257, Col: 50}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var66))
 			if templ_7745c5c3_Err != nil {
