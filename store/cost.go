@@ -82,28 +82,14 @@ func (s *Store) EstimateBasis(ctx context.Context, in RunInput) (*EstimateBasis,
 	if err != nil {
 		return nil, err
 	}
-	out := &EstimateBasis{Judges: judges, Tasks: []EstimateTask{}}
-	for i, t := range in.Targets {
-		if t.AgentID != 0 {
-			tg, err := s.agentTarget(ctx, fmt.Sprintf("targets[%d].agent_id", i), t.AgentID, provider, price)
-			if err != nil {
-				return nil, err
-			}
-			out.Targets = append(out.Targets, *tg)
-			continue
-		}
-		p, err := provider(fmt.Sprintf("targets[%d].provider_id", i), t.ProviderID)
-		if err != nil {
-			return nil, err
-		}
-		pr, err := price(t.ProviderID, t.Model)
-		if err != nil {
-			return nil, err
-		}
-		pid := t.ProviderID
-		out.Targets = append(out.Targets, RunTarget{Position: i, ProviderID: &pid, ProviderName: p.Name, Model: t.Model,
-			Settings: t.Settings, Price: pr})
+	if err := checkRunMetrics(in.Metrics, judges); err != nil {
+		return nil, err
 	}
+	targets, err := s.runTargets(ctx, in, provider, price)
+	if err != nil {
+		return nil, err
+	}
+	out := &EstimateBasis{Judges: judges, Tasks: []EstimateTask{}, Targets: targets}
 	q := s.conn(ctx).Model(&Task{}).Select("system_prompt, question, turns, reference").Order("task_key")
 	if in.picksAll() {
 		q = q.Where("id IN (SELECT task_id FROM collection_tasks WHERE collection_id IN ?)", in.CollectionIDs)

@@ -123,8 +123,12 @@ func (s *Store) ImportedRunOf(ctx context.Context, src RunSource) (int64, error)
 	return ids[0], nil
 }
 
-// importedTargets are the run targets of an import: nothing to warm up.
+// importedTargets are the run targets of an import: nothing to warm up
+// (none without an import).
 func importedTargets(im *ImportedRun) []RunTarget {
+	if im == nil {
+		return nil
+	}
 	out := make([]RunTarget, len(im.Targets))
 	for i, t := range im.Targets {
 		out[i] = RunTarget{Position: i, ProviderName: t.Provider, Model: t.Model, WarmupStatus: WarmupOK, Imported: true, Source: t.Source}

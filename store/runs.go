@@ -46,31 +46,11 @@ func (s *Store) CreateRun(ctx context.Context, in RunInput) (*Run, error) {
 		if err := checkRunMetrics(in.Metrics, judges); err != nil {
 			return err
 		}
-		targets := make([]RunTarget, len(in.Targets))
-		if in.imported != nil {
-			targets = importedTargets(in.imported)
-		}
-		for i, t := range in.Targets {
-			if t.AgentID != 0 {
-				tg, err := tx.agentTarget(ctx, fmt.Sprintf("targets[%d].agent_id", i), t.AgentID, provider, price)
-				if err != nil {
-					return err
-				}
-				tg.Position, tg.Tags = i, t.Tags
-				targets[i] = *tg
-				continue
-			}
-			p, err := provider(fmt.Sprintf("targets[%d].provider_id", i), t.ProviderID)
-			if err != nil {
+		targets := importedTargets(in.imported)
+		if in.imported == nil {
+			if targets, err = tx.runTargets(ctx, in, provider, price); err != nil {
 				return err
 			}
-			pr, err := price(t.ProviderID, t.Model)
-			if err != nil {
-				return err
-			}
-			pid := t.ProviderID
-			targets[i] = RunTarget{Position: i, ProviderID: &pid, ProviderName: p.Name, Model: t.Model,
-				Settings: t.Settings, Tags: t.Tags, WarmupStatus: WarmupPending, Price: pr}
 		}
 		var cols []Collection
 		if err := tx.conn(ctx).Where("id IN ?", in.CollectionIDs).Order("id").Find(&cols).Error; err != nil {
@@ -165,6 +145,36 @@ func (s *Store) lookups(ctx context.Context) (func(string, int64) (*Provider, er
 		return Price{InputPerMTok: &pr.InputPerMTok, OutputPerMTok: &pr.OutputPerMTok}, nil
 	}
 	return provider, price
+}
+
+// runTargets resolves a run's targets as they will be frozen: each model's
+// provider and price, each agent's version (see agentTarget).
+func (s *Store) runTargets(ctx context.Context, in RunInput, provider func(string, int64) (*Provider, error),
+	price func(int64, string) (Price, error)) ([]RunTarget, error) {
+	targets := make([]RunTarget, len(in.Targets))
+	for i, t := range in.Targets {
+		if t.AgentID != 0 {
+			tg, err := s.agentTarget(ctx, fmt.Sprintf("targets[%d].agent_id", i), t.AgentID, provider, price)
+			if err != nil {
+				return nil, err
+			}
+			tg.Position, tg.Tags = i, t.Tags
+			targets[i] = *tg
+			continue
+		}
+		p, err := provider(fmt.Sprintf("targets[%d].provider_id", i), t.ProviderID)
+		if err != nil {
+			return nil, err
+		}
+		pr, err := price(t.ProviderID, t.Model)
+		if err != nil {
+			return nil, err
+		}
+		pid := t.ProviderID
+		targets[i] = RunTarget{Position: i, ProviderID: &pid, ProviderName: p.Name, Model: t.Model,
+			Settings: t.Settings, Tags: t.Tags, WarmupStatus: WarmupPending, Price: pr}
+	}
+	return targets, nil
 }
 
 // runTaskColumns are the task columns a run freezes.
