@@ -31,14 +31,6 @@ func (e errNoFinalAnswer) Error() string {
 	return fmt.Sprintf("no final answer after %d turns", e.turns)
 }
 
-// agentSystemPrompt is the agent's instructions, then the task's own
-// system prompt if it has one, else the run's.
-func agentSystemPrompt(w *store.WorkItem, opts store.RunOptions) string {
-	parts := []string{strings.TrimSpace(w.Target.Agent.SystemPrompt)}
-	parts = append(parts, cmp.Or(strings.TrimSpace(w.Task.SystemPrompt), opts.SystemPrompt))
-	return strings.TrimSpace(strings.Join(parts, "\n\n"))
-}
-
 // toolLoop runs the tools executor for one item: the model is offered the
 // agent's tools, each call it asks for runs through MCP and its result goes
 // back, until it answers without tools. A tool's failure is the model's
@@ -48,7 +40,7 @@ func (e *Engine) toolLoop(ctx context.Context, rs *runState, p *store.Provider, 
 	cfg := &c.cfg
 	req := llm.Request{Model: w.Target.Model, Temperature: cfg.Settings.Temperature, MaxTokens: cfg.Settings.MaxTokens,
 		ReasoningEffort: cfg.Settings.ReasoningEffort, Tools: c.tools, ParallelToolCalls: cfg.Settings.ParallelToolCalls}
-	if sp := agentSystemPrompt(w, rs.options); sp != "" {
+	if sp := SystemPrompt(w, rs.options); sp != "" {
 		req.Messages = append(req.Messages, llm.Message{Role: "system", Content: sp})
 	}
 	var reasoning []string

@@ -132,9 +132,19 @@ type requestRecord struct {
 	Settings store.TargetSettings `json:"settings"`
 }
 
-// SystemPrompt is the system prompt an item's model is sent: the task's own, else the target's, else the run's.
+// SystemPrompt is the system prompt an item's target is sent (SystemPromptFor).
 func SystemPrompt(w *store.WorkItem, opts store.RunOptions) string {
-	return cmp.Or(strings.TrimSpace(w.Task.SystemPrompt), strings.TrimSpace(w.Target.Settings.SystemPrompt), opts.SystemPrompt)
+	return SystemPromptFor(w.Task.SystemPrompt, &w.Target, opts.SystemPrompt)
+}
+
+// SystemPromptFor is the one rule for the system prompt a target is sent
+// for a task: for an agent, its instructions, then the task's own (else the
+// run's); for a model, the task's own, else the target's, else the run's.
+func SystemPromptFor(task string, tg *store.RunTarget, run string) string {
+	if tg.IsAgent() {
+		return strings.TrimSpace(tg.Agent.SystemPrompt + "\n\n" + cmp.Or(strings.TrimSpace(task), run))
+	}
+	return cmp.Or(strings.TrimSpace(task), strings.TrimSpace(tg.Settings.SystemPrompt), run)
 }
 
 // benchmark asks the target for the item's answer and stores it; it returns

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 
+	"tribunal/engine"
 	"tribunal/store"
 )
 
@@ -90,13 +91,7 @@ func (s *Service) Estimate(ctx context.Context, in store.RunInput) (*Estimate, e
 			notes = append(notes, note)
 		}
 		for _, t := range b.Tasks {
-			sys := t.SystemPrompt
-			if sys == "" {
-				sys = tg.Settings.SystemPrompt
-			}
-			if sys == "" {
-				sys = in.SystemPrompt
-			}
+			sys := engine.SystemPromptFor(t.SystemPrompt, &tg, in.SystemPrompt)
 			turns := t.Turns
 			if len(turns) == 0 || tg.AgentID != nil {
 				turns = []string{t.Question}
