@@ -270,43 +270,6 @@ func (s *Store) Tasks(ctx context.Context, f TaskFilter) (Page[Task], error) {
 	return out, nil
 }
 
-// UseCase is one use case with its categories and how many tasks each holds.
-type UseCase struct {
-	Name       string          `json:"usecase"`
-	Tasks      int64           `json:"tasks"`
-	Categories []CategoryCount `json:"categories"`
-}
-
-// CategoryCount is a category with its task count.
-type CategoryCount struct {
-	Name  string `json:"category"`
-	Tasks int64  `json:"tasks"`
-}
-
-// UseCases lists the use case → category hierarchy of the tasks (seed 003 §5).
-func (s *Store) UseCases(ctx context.Context) ([]UseCase, error) {
-	var rows []struct {
-		UseCase  string `gorm:"column:usecase"`
-		Category string
-		N        int64
-	}
-	err := s.conn(ctx).Model(&Task{}).Select("usecase, category, COUNT(*) AS n").
-		Group("usecase, category").Order("usecase, category").Scan(&rows).Error
-	if err != nil {
-		return nil, fmt.Errorf("store: use cases: %w", err)
-	}
-	out := []UseCase{}
-	for _, r := range rows {
-		if len(out) == 0 || out[len(out)-1].Name != r.UseCase {
-			out = append(out, UseCase{Name: r.UseCase, Categories: []CategoryCount{}})
-		}
-		u := &out[len(out)-1]
-		u.Tasks += r.N
-		u.Categories = append(u.Categories, CategoryCount{Name: r.Category, Tasks: r.N})
-	}
-	return out, nil
-}
-
 // TaskCategories lists the distinct task categories.
 func (s *Store) TaskCategories(ctx context.Context) ([]string, error) {
 	var cats []string
