@@ -23,6 +23,7 @@ type value struct {
 	keys  []string // object keys in file order
 	vals  []*value
 	line  int
+	col   int // 0 when unknown (CSV, JSON lines before they are parsed)
 	size  int // bytes the value stands for once YAML aliases are expanded
 }
 
@@ -89,6 +90,12 @@ func (v *value) push(child *value) {
 
 func newScalar(text string, str bool, line int) *value {
 	return &value{kind: scalar, text: text, str: str, line: line, size: len(text) + 1}
+}
+
+// at sets v's column.
+func at(v *value, col int) *value {
+	v.col = col
+	return v
 }
 
 // jsonText renders v as compact JSON, for metadata and check values that are
@@ -249,28 +256,29 @@ func fieldOf(key string) string { return fieldAliases[looseKey(key)] }
 // builder fills one TaskInput from the fields of one record and collects
 // what is wrong with it.
 type builder struct {
-	t         store.TaskInput
-	num, line int
+	t              store.TaskInput
+	num, line, col int
 	from      map[string]string // field → the key that set it, to report repeats
 	errs      Errors
 }
 
-func newBuilder(num, line int) *builder {
-	return &builder{num: num, line: line, from: map[string]string{}}
+func newBuilder(num, line, col int) *builder {
+	return &builder{num: num, line: line, col: col, from: map[string]string{}}
 }
 
+// fail records a problem at v (at the record's start when v is nil or has no place).
 func (b *builder) fail(v *value, field, format string, args ...any) {
-	line := b.line
+	line, col := b.line, b.col
 	if v != nil && v.line > 0 {
-		line = v.line
+		line, col = v.line, v.col
 	}
-	b.errs = append(b.errs, RowError{Row: b.num, Line: line, Field: field, Message: fmt.Sprintf(format, args...)})
+	b.errs = append(b.errs, RowError{Row: b.num, Line: line, Column: col, Field: field, Message: fmt.Sprintf(format, args...)})
 }
 
 // done adds the task to rows, or its errors to errs (and the row, marked
 // bad, so that finish still sees whether the file names categories).
 func (b *builder) done(rows []row, errs Errors) ([]row, Errors) {
-	r := row{task: b.t, num: b.num, line: b.line, bad: len(b.errs) > 0}
+	r := row{task: b.t, num: b.num, line: b.line, col: b.col, bad: len(b.errs) > 0}
 	return append(rows, r), append(errs, b.errs...)
 }
 
@@ -444,7 +452,9 @@ func (b *builder) checks(v *value) {
 		items = v.items
 	case scalar:
 		for _, s := range strings.FieldsFunc(v.text, func(r rune) bool { return r == ',' || r == ';' }) {
-			items = append(items, newScalar(s, true, v.line))
+			it := newScalar(s, true, v.line)
+			it.col = v.col
+			items = append(items, it)
 		}
 	default:
 		b.fail(v, "checks", "must be a list of checks")
@@ -537,7 +547,7 @@ var errTooDeep = fmt.Errorf("nested more than %d levels deep", maxDepth)
 // parseJSONValue decodes one JSON document into a value whose lines count
 // from firstLine.
 func parseJSONValue(data []byte, firstLine int) (*value, error) {
-	p := &jsonParser{dec: json.NewDecoder(bytes.NewReader(data)), data: data, firstLine: firstLine}
+	p := &jsonParser{dec: json.NewDecoder(bytes.NewReader(data)), data: data, firstLine: firstLine, lastNL: -1}
 	p.dec.UseNumber()
 	v, err := p.value(0)
 	if err == nil {
@@ -561,29 +571,40 @@ type jsonParser struct {
 	data      []byte
 	firstLine int
 	// Offsets only grow, so lines are counted from the last position and
-	// not from the start (which made big files quadratic).
-	lastOff, lastLine int
+	// not from the start (which made big files quadratic); lastNL is the
+	// offset of the last newline before lastOff (-1: none).
+	lastOff, lastLine, lastNL int
 }
 
 // lineAt is the line of the next token at or after offset.
 func (p *jsonParser) lineAt(off int) int {
+	l, _ := p.posAt(off)
+	return l
+}
+
+// posAt is the line and column (in bytes, 1-based) of the next token at or
+// after offset.
+func (p *jsonParser) posAt(off int) (line, col int) {
 	off = min(max(off, 0), len(p.data))
 	for off < len(p.data) && strings.IndexByte(" \t\r\n,:", p.data[off]) >= 0 {
 		off++
 	}
 	if off < p.lastOff {
-		p.lastOff, p.lastLine = 0, 0
+		p.lastOff, p.lastLine, p.lastNL = 0, 0, -1
+	}
+	if i := bytes.LastIndexByte(p.data[p.lastOff:off], '\n'); i >= 0 {
+		p.lastNL = p.lastOff + i
 	}
 	p.lastLine += bytes.Count(p.data[p.lastOff:off], []byte("\n"))
 	p.lastOff = off
-	return p.firstLine + p.lastLine
+	return p.firstLine + p.lastLine, off - p.lastNL
 }
 
 func (p *jsonParser) value(depth int) (*value, error) {
 	if depth > maxDepth {
 		return nil, errTooDeep
 	}
-	line := p.lineAt(int(p.dec.InputOffset()))
+	line, col := p.posAt(int(p.dec.InputOffset()))
 	tok, err := p.dec.Token()
 	if err != nil {
 		return nil, err
@@ -592,7 +613,7 @@ func (p *jsonParser) value(depth int) (*value, error) {
 	case json.Delim:
 		switch t {
 		case '[':
-			v := &value{kind: list, line: line, size: 1}
+			v := &value{kind: list, line: line, col: col, size: 1}
 			for p.dec.More() {
 				it, err := p.value(depth + 1)
 				if err != nil {
@@ -603,7 +624,7 @@ func (p *jsonParser) value(depth int) (*value, error) {
 			_, err := p.dec.Token()
 			return v, err
 		case '{':
-			v := &value{kind: object, line: line, size: 1}
+			v := &value{kind: object, line: line, col: col, size: 1}
 			seen := map[string]bool{}
 			for p.dec.More() {
 				kt, err := p.dec.Token()
@@ -625,13 +646,13 @@ func (p *jsonParser) value(depth int) (*value, error) {
 			return v, err
 		}
 	case string:
-		return newScalar(t, true, line), nil
+		return at(newScalar(t, true, line), col), nil
 	case json.Number:
-		return newScalar(t.String(), false, line), nil
+		return at(newScalar(t.String(), false, line), col), nil
 	case bool:
-		return newScalar(strconv.FormatBool(t), false, line), nil
+		return at(newScalar(strconv.FormatBool(t), false, line), col), nil
 	case nil:
-		return &value{kind: null, line: line, size: 1}, nil
+		return &value{kind: null, line: line, col: col, size: 1}, nil
 	}
 	return nil, fmt.Errorf("line %d: unexpected JSON token %v", line, tok)
 }
