@@ -117,7 +117,8 @@ func (es Errors) Error() string {
 type row struct {
 	task           store.TaskInput
 	num, line, col int
-	bad, skip bool
+	bad, skip      bool
+	warns          Errors // what imports but may not be what was meant
 }
 
 // Options tunes Read.
@@ -143,6 +144,10 @@ type Result struct {
 	RowNums []int
 	// Errors lists every problem; empty when the whole file is good.
 	Errors Errors
+	// Warnings are what imports but may not be what the file meant (a
+	// TaskBench constraint the prompt passes on as written); they never
+	// stop an import.
+	Warnings Errors
 	// Skipped counts blank records (an empty CSV row, a blank JSONL line).
 	Skipped int
 	// DefaultCategory is the category the Defaulted tasks got because the
@@ -292,6 +297,7 @@ func finish(res *Result, rows []row, errs Errors, stem string) {
 	seen := make(map[string]firstUse, len(rows))
 	for i := range rows {
 		r := &rows[i]
+		res.Warnings = append(res.Warnings, r.warns...)
 		if r.skip {
 			res.Skipped++
 			continue
@@ -353,6 +359,7 @@ func finish(res *Result, rows []row, errs Errors, stem string) {
 	}
 	sortErrors(errs)
 	res.Errors = errs
+	sortErrors(res.Warnings)
 }
 
 // contentHash is what a generated id is made of: the prompt the model sees.

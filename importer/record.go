@@ -258,8 +258,9 @@ func fieldOf(key string) string { return fieldAliases[looseKey(key)] }
 type builder struct {
 	t              store.TaskInput
 	num, line, col int
-	from      map[string]string // field → the key that set it, to report repeats
-	errs      Errors
+	from           map[string]string // field → the key that set it, to report repeats
+	errs           Errors
+	warns          Errors // what imports but may not be what was meant
 }
 
 func newBuilder(num, line, col int) *builder {
@@ -275,10 +276,18 @@ func (b *builder) fail(v *value, field, format string, args ...any) {
 	b.errs = append(b.errs, RowError{Row: b.num, Line: line, Column: col, Field: field, Message: fmt.Sprintf(format, args...)})
 }
 
+// warn records a warning at v, as fail records a problem.
+func (b *builder) warn(v *value, field, format string, args ...any) {
+	errs := b.errs
+	b.fail(v, field, format, args...)
+	b.warns = append(b.warns, b.errs[len(b.errs)-1])
+	b.errs = errs
+}
+
 // done adds the task to rows, or its errors to errs (and the row, marked
 // bad, so that finish still sees whether the file names categories).
 func (b *builder) done(rows []row, errs Errors) ([]row, Errors) {
-	r := row{task: b.t, num: b.num, line: b.line, col: b.col, bad: len(b.errs) > 0}
+	r := row{task: b.t, num: b.num, line: b.line, col: b.col, bad: len(b.errs) > 0, warns: b.warns}
 	return append(rows, r), append(errs, b.errs...)
 }
 
@@ -333,6 +342,7 @@ func (b *builder) setField(field, key string, v *value) {
 	case "comments":
 		b.text(&t.Comments, field, v)
 	case "constraints":
+		checkConstraints(v, b)
 		t.Constraints = strings.TrimSpace(v.lines(""))
 	case "examples":
 		t.Examples = strings.TrimSpace(v.lines("Example"))

@@ -126,6 +126,9 @@ func fieldKey(k string) string {
 }
 
 func yamlTask(obj *value, b *builder, dir string) {
+	if isTaskBench(obj) {
+		checkTaskBench(obj, b)
+	}
 	hasID, hasQuestion, hasDescription := false, false, false
 	for _, k := range obj.keys {
 		hasDescription = hasDescription || looseKey(k) == "description"
