@@ -269,7 +269,7 @@ func (h *Handler) apiRoutes() []apiRoute {
 			"(task_id or question, model, response, latency_ms, input_tokens, output_tokens, cost_usd, reference) as an IMPORTED run scored by " +
 			"judge_provider_id and judge_model, or judge_ids, and/or checks (201 with runs.OutputsImport)",
 			query:  "kind format collection tags name dry_run filename judge_provider_id judge_model judge_ids checks",
-			upload: true, out: store.ImportResult{}, also: map[int]any{http.StatusCreated: runs.OutputsImport{}}, errs: conflict, invalid: ImportErrorJSON{}},
+			upload: true, out: ImportedJSON{}, also: map[int]any{http.StatusCreated: runs.OutputsImport{}}, errs: conflict, invalid: ImportErrorJSON{}},
 		{method: get, path: "/export", handler: h.apiExportRuns, summary: "Export several runs as one JSON document or HTML comparison", query: "run_ids format",
 			media: []string{"application/json", "text/html"}},
 
