@@ -220,6 +220,7 @@ var aliases = map[string][]string{
 	"examples":                   {"examples"},
 	"judge_instructions":         {"judge_instructions"},
 	"prompt_template":            {"prompt_template"},
+	"input_data":                 {"input_data"},
 	"comments":                   {"comments", "comment"},
 	"checks":                     {"checks"},
 	"metadata":                   {"metadata"},
@@ -350,6 +351,8 @@ func (b *builder) setField(field, key string, v *value) {
 		t.JudgeInstructions = strings.TrimSpace(v.lines(""))
 	case "prompt_template":
 		b.text(&t.PromptTemplate, field, v)
+	case "input_data":
+		b.text(&t.Input, field, v)
 	case "reference":
 		b.reference(v)
 	case "turns":
@@ -424,8 +427,14 @@ func (b *builder) turns(v *value) {
 	}
 }
 
-// tags accept a list or a string split on commas and semicolons.
+// tags accept a list, a JSON list in a CSV cell (as the export writes tags
+// that hold a comma), or a string split on commas and semicolons.
 func (b *builder) tags(v *value) {
+	if v.kind == scalar && strings.HasPrefix(strings.TrimSpace(v.text), "[") {
+		if parsed, err := parseJSONValue([]byte(strings.TrimSpace(v.text)), v.line); err == nil && parsed.kind == list {
+			v = parsed
+		}
+	}
 	var raw []string
 	switch v.kind {
 	case scalar:
