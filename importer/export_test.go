@@ -2,8 +2,8 @@ package importer
 
 import (
 	"bytes"
-	"errors"
 	"context"
+	"errors"
 	"reflect"
 	"strings"
 	"testing"
