@@ -211,6 +211,8 @@ func (h *Handler) apiRoutes() []apiRoute {
 		{method: get, path: "/tasks", handler: h.apiListTasks, summary: "List tasks", query: "q category usecase tag page per_page", out: store.Page[store.Task]{}},
 		{method: get, path: "/usecases", handler: h.apiUseCases, summary: "The use case → category hierarchy with task counts", out: []store.UseCase{}},
 		{method: post, path: "/tasks", handler: h.apiCreateTask, summary: "Create a task", in: store.TaskInput{}, out: store.Task{}, status: http.StatusCreated, errs: conflict},
+		{method: get, path: "/tasks/export", handler: h.apiExportTasks, summary: "Export tasks as a file that imports back to the same tasks (every field): TaskBench/Tribunal YAML, JSONL or CSV; all tasks, or a collection's, category's or use case's",
+			query: "format collection_id category usecase", media: []string{"application/yaml", "application/x-ndjson", "text/csv"}},
 		{method: get, path: "/tasks/:task", handler: h.apiGetTask, summary: "Show a task", out: store.Task{}},
 		{method: put, path: "/tasks/:task", handler: h.apiUpdateTask, summary: "Update a task", in: store.TaskInput{}, out: store.Task{}, errs: conflict},
 		{method: del, path: "/tasks/:task", handler: h.apiDeleteTask, summary: "Delete a task"},
