@@ -261,7 +261,8 @@ func (y *yamlWriter) Write(t store.TaskInput) error {
 			y.scalar(f.Metadata[k], "      ")
 		}
 	}
-	return nil
+	_, err := y.w.Write(nil) // bufio keeps a write error: stop at the first
+	return err
 }
 
 func (y *yamlWriter) Close() error { return y.w.Flush() }

@@ -270,19 +270,20 @@ func newBuilder(num, line, col int) *builder {
 
 // fail records a problem at v (at the record's start when v is nil or has no place).
 func (b *builder) fail(v *value, field, format string, args ...any) {
-	line, col := b.line, b.col
-	if v != nil && v.line > 0 {
-		line, col = v.line, v.col
-	}
-	b.errs = append(b.errs, RowError{Row: b.num, Line: line, Column: col, Field: field, Message: fmt.Sprintf(format, args...)})
+	b.errs = append(b.errs, b.at(v, field, fmt.Sprintf(format, args...)))
 }
 
 // warn records a warning at v, as fail records a problem.
 func (b *builder) warn(v *value, field, format string, args ...any) {
-	errs := b.errs
-	b.fail(v, field, format, args...)
-	b.warns = append(b.warns, b.errs[len(b.errs)-1])
-	b.errs = errs
+	b.warns = append(b.warns, b.at(v, field, fmt.Sprintf(format, args...)))
+}
+
+func (b *builder) at(v *value, field, msg string) RowError {
+	line, col := b.line, b.col
+	if v != nil && v.line > 0 {
+		line, col = v.line, v.col
+	}
+	return RowError{Row: b.num, Line: line, Column: col, Field: field, Message: msg}
 }
 
 // done adds the task to rows, or its errors to errs (and the row, marked

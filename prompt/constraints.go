@@ -76,7 +76,5 @@ const WordedKeys = "min_…, max_…, must_… and required_fields"
 // whether its key is one Build writes out as a sentence (see WordedKeys)
 // rather than passing on as written.
 func InWords(c Constraint) (line string, worded bool) {
-	k := c.Key
-	worded = k == "required_fields" || strings.HasPrefix(k, "min_") || strings.HasPrefix(k, "max_") || strings.HasPrefix(k, "must_")
-	return inWords(k + ": " + c.Value), worded
+	return sentence(c.Key + ": " + c.Value)
 }
