@@ -95,6 +95,10 @@ func (in *TaskInput) Normalize() error {
 	if len(in.Input) > prompt.MaxInput {
 		return invalid("input", "is longer than %d KB", prompt.MaxInput>>10)
 	}
+	// Contradictory bounds (min_words: 100, max_words: 10) fail every answer.
+	if bc := prompt.BoundConflicts(prompt.ConstraintsOf(in.Constraints)); len(bc) > 0 {
+		return invalid("constraints", "%s", bc[0].Message)
+	}
 	if err := prompt.Check(context.Background(), in.PromptTemplate); err != nil {
 		return invalid("prompt_template", "%s", err.Error())
 	}
