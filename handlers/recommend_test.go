@@ -39,8 +39,8 @@ func recommendRuns(t *testing.T, st *store.Store) {
 
 func TestRecommendAPI(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, st *store.Store) {
-		a := newApp(t, st, nil)
 		recommendRuns(t, st)
+		a := newApp(t, st, nil)
 		var rec struct {
 			Models []map[string]any `json:"models"`
 		}
@@ -79,9 +79,9 @@ func TestRecommendAPI(t *testing.T) {
 			"/api/recommend?usecase=support&budget_usd_per_1k=abc": "budget_usd_per_1k must be a number",
 			"/api/recommend?usecase=support&min_overall=-3":        "min_overall must be a number, 0 or more",
 			"/api/recommend?usecase=support&min_items=0":           "min_items must be a whole number",
-			"/api/recommend":                                       "name a use case (usecase) or a category (category)",
-			"/api/recommend?usecase=support&category=billing":      "not both",
-			"/api/recommend?usecase=support&cost_priority=cheap":   "cost_priority: must be one of low, balanced, high",
+			"/api/recommend": "name a use case (usecase) or a category (category)",
+			"/api/recommend?usecase=support&category=billing":    "not both",
+			"/api/recommend?usecase=support&cost_priority=cheap": "cost_priority: must be one of low, balanced, high",
 		} {
 			if body := a.do(t, call{method: "GET", path: path}, 400, nil); !strings.Contains(body, want) {
 				t.Errorf("%s: %s, want %q", path, body, want)
@@ -95,8 +95,8 @@ func TestRecommendAPI(t *testing.T) {
 
 func TestRecommendPage(t *testing.T) {
 	st := storetest.SQLite(t)
-	a := newApp(t, st, nil)
 	recommendRuns(t, st)
+	a := newApp(t, st, nil)
 	res, doc, _ := a.get(t, "/recommend")
 	if res.StatusCode != 200 || doc.Find("nav a[aria-current=page]").Text() != "Recommend" {
 		t.Fatalf("page: %d, current nav %q", res.StatusCode, doc.Find("nav a[aria-current=page]").Text())

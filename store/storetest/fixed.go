@@ -22,7 +22,8 @@ type ItemResult struct {
 // after the run) over the provider's models, judged by the provider's model
 // "judge" with the default style, and finishes it with exactly the results
 // given, for tests that check figures computed from runs. Items without a
-// result stay NEW (never answered).
+// result stay NEW (never answered). Make fixed runs before starting an
+// engine on the store, or it may claim their items.
 func FixedRun(t testing.TB, st *store.Store, name string, provider int64, models, tasks []string, results []ItemResult) *store.Run {
 	t.Helper()
 	ctx := context.Background()
@@ -70,12 +71,9 @@ func FixedRun(t testing.TB, st *store.Store, name string, provider int64, models
 				run.ID, id, j.ID, j.Source(), m, score)
 		}
 	}
-	if _, err := st.SetRunStatus(ctx, run.ID, store.RunRunning, store.RunPending); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := st.SetRunStatus(ctx, run.ID, store.RunFinished, store.RunRunning); err != nil {
-		t.Fatal(err)
-	}
+	// Set at once: a running engine could start the run between two steps.
+	exec(t, st, `UPDATE runs SET status = ?, started_at = CURRENT_TIMESTAMP, finished_at = CURRENT_TIMESTAMP WHERE id = ?`,
+		string(store.RunFinished), run.ID)
 	if run, err = st.Run(ctx, run.ID); err != nil {
 		t.Fatal(err)
 	}
