@@ -3,25 +3,31 @@ package cli
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 
+	"tribunal/llm/llmtest"
 	"tribunal/runs"
 	"tribunal/secret"
 	"tribunal/store"
 	"tribunal/store/storetest"
 )
 
-// fixedSupportRuns stores a finished run on use case "support" where "good"
-// scores 90 at $10 per 1k tasks and "cheap" 80 at $1.
-func fixedSupportRuns(t *testing.T, st *store.Store) {
+// fixedSupportRuns stores provider "prov" at baseURL and a finished run on
+// use case "support" (n tasks, in collection "run support run") where
+// "good" scores 90 at $10 per 1k tasks and "cheap" 80 at $1.
+func fixedSupportRuns(t *testing.T, st *store.Store, baseURL string, n int) {
 	t.Helper()
 	ctx := context.Background()
-	p, err := st.CreateProvider(ctx, store.ProviderInput{Name: "prov", BaseURL: "http://127.0.0.1:9"})
+	p, err := st.CreateProvider(ctx, store.ProviderInput{Name: "prov", BaseURL: baseURL})
 	if err != nil {
 		t.Fatal(err)
 	}
-	tasks := []string{"s1", "s2", "s3"}
+	var tasks []string
+	for i := range n {
+		tasks = append(tasks, fmt.Sprintf("s%d", i))
+	}
 	for _, k := range tasks {
 		if _, err := st.CreateTask(ctx, store.TaskInput{TaskKey: k, Category: "billing", Question: "q " + k, UseCase: "support"}); err != nil {
 			t.Fatal(err)
@@ -45,7 +51,7 @@ func TestRecommendCommand(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	fixedSupportRuns(t, storetest.SQLiteIn(t, p.dataDir, box))
+	fixedSupportRuns(t, storetest.SQLiteIn(t, p.dataDir, box), "http://127.0.0.1:9", 3)
 	code, out, errOut := p.main("recommend", "--usecase", "support", "--min-items", "3", "--cost-priority", "high")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errOut)
@@ -74,5 +80,50 @@ func TestRecommendCommand(t *testing.T) {
 		if code, _, errOut := p.main(bad...); code != 2 {
 			t.Errorf("%v: exit %d (%s), want 2", bad, code, errOut)
 		}
+	}
+}
+
+// A run file's models: auto benchmarks the models recommended for its use
+// case; with nothing that names the use case it stops before running.
+func TestRunFileModelsAuto(t *testing.T) {
+	p := newInProcess(t)
+	box, err := secret.NewBox(testKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fake := llmtest.New(t, nil)
+	st := storetest.SQLiteIn(t, p.dataDir, box)
+	fixedSupportRuns(t, st, fake.URL, runs.DefaultMinItems)
+	file := func(usecase string) string {
+		return p.write(usecase+".yaml", `name: auto
+providers:
+  - name: prov
+collections: ["run support run"]
+usecase: `+usecase+`
+models: auto
+judge: {provider: prov, model: fake-judge}
+`)
+	}
+	code, out, errOut := p.main("run", file("support"), "--progress", "none")
+	if code != ExitOK {
+		t.Fatalf("exit %d\n%s\n%s", code, out, errOut)
+	}
+	if !strings.Contains(errOut, "models: auto: prov / good — best overall") || !strings.Contains(errOut, "models: auto: prov / cheap — ") {
+		t.Errorf("stderr does not say what auto picked:\n%s", errOut)
+	}
+	run, err := st.Run(context.Background(), 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var models []string
+	for _, tg := range run.Targets {
+		models = append(models, tg.Model)
+	}
+	if strings.Join(models, ",") != "good,cheap" || run.Status != store.RunFinished {
+		t.Errorf("run %q (%s) benchmarked %v, want good, cheap", run.Name, run.Status, models)
+	}
+	code, _, errOut = p.main("run", file("nowhere"), "--progress", "none")
+	if code != ExitUsage || !strings.Contains(errOut, `auto: use case "nowhere" not found: no task names it`) || !strings.Contains(errOut, "nowhere.yaml:6") {
+		t.Errorf("unknown use case: exit %d\n%s", code, errOut)
 	}
 }

@@ -494,3 +494,32 @@ func cmpNilLast(a, b *float64, desc bool) int {
 	}
 	return cmp.Compare(*a, *b)
 }
+
+// AutoTargets are the models a run file's `models: auto` benchmarks: the
+// first n kept models of the recommendation (measured or suggested) whose
+// provider or agent still exists, best first. Having none is a
+// validation error of "models" that says why.
+func (s *Service) AutoTargets(ctx context.Context, q RecommendQuery, n int) ([]RecommendedModel, error) {
+	rec, err := s.Recommend(ctx, q)
+	if err != nil {
+		return nil, err
+	}
+	var out []RecommendedModel
+	for _, m := range rec.Models {
+		if len(out) == n {
+			break
+		}
+		if m.Eligible && (m.ProviderID != nil || m.AgentID != nil) {
+			out = append(out, m)
+		}
+	}
+	if len(out) == 0 {
+		msg := fmt.Sprintf("auto: nothing to recommend for %s: no model of its %d finished runs has %d scored items there",
+			q.Scope().Describe(), rec.Runs, rec.MinItems)
+		if s.engine != nil {
+			msg += ", and no provider lists a model that fits"
+		}
+		return nil, &store.ValidationError{Field: "models", Message: msg + "; name targets: instead"}
+	}
+	return out, nil
+}
