@@ -233,7 +233,9 @@ func (e *env) startRun(ctx context.Context, st *store.Store, eng *engine.Engine,
 		} else {
 			ref.ProviderID = *m.ProviderID
 		}
-		if slices.ContainsFunc(in.Targets, func(t store.ModelRef) bool { return t.AgentID == ref.AgentID && t.ProviderID == ref.ProviderID && t.Model == ref.Model }) {
+		if slices.ContainsFunc(in.Targets, func(t store.ModelRef) bool {
+			return t.AgentID == ref.AgentID && t.ProviderID == ref.ProviderID && t.Model == ref.Model
+		}) {
 			continue // listed under targets: already
 		}
 		in.Targets = append(in.Targets, ref)
