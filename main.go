@@ -90,7 +90,8 @@ func parseConfig(args []string) (Config, error) {
   import FILE          import tasks (CSV, JSONL, YAML, promptfoo, MT-Bench, OpenAI evals)
   export RUN_ID        write a run as csv, json or a self-contained html report
   export-tasks         write tasks back as YAML, JSONL or CSV that imports to the same tasks
-  models PROVIDER      list a provider's models with prices
+  models PROVIDER      list a provider's models with prices and context windows
+  recommend --usecase NAME   which model to use: your runs' models on its tasks, best first
   agents               list the saved agents (id, name, version, executor, model, MCP servers)
 
 Flags (each has an environment variable):

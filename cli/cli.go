@@ -1,6 +1,6 @@
 // Package cli is Tribunal from the terminal and in CI: `tribunal run`
 // benchmarks a run file headless with progress bars and gates, and
-// validate, import, export, models and agents do one job each. Every
+// validate, import, export, models, agents and recommend do one job each. Every
 // command opens the same database as the server (the embedded SQLite in --data-dir, or
 // PostgreSQL with --database-url), so what it does shows in the UI.
 //
@@ -42,7 +42,7 @@ const (
 )
 
 // Commands are the subcommands this package runs.
-var Commands = []string{"run", "validate", "import", "export", "export-tasks", "models", "agents"}
+var Commands = []string{"run", "validate", "import", "export", "export-tasks", "models", "agents", "recommend"}
 
 // Handles reports whether name is one of Commands.
 func Handles(name string) bool { return slices.Contains(Commands, name) }
@@ -91,6 +91,8 @@ func Main(args []string, stdout, stderr io.Writer) int {
 		err = e.exportTasks(args[1:])
 	case "models":
 		err = e.models(args[1:])
+	case "recommend":
+		err = e.recommend(args[1:])
 	case "agents":
 		err = e.agents(args[1:])
 	default:

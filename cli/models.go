@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"tribunal/engine"
+	"tribunal/format"
 	"tribunal/runfile"
 	"tribunal/store"
 )
@@ -20,7 +21,9 @@ import (
 const modelsUsage = `Usage: tribunal models PROVIDER [--file RUN.yaml]
 
 Lists the models a provider offers, with prices in USD per million tokens
-where known (set on the provider, or published by OpenRouter). PROVIDER is
+where known (set on the provider, or published by OpenRouter), and each
+model's context window in tokens where the provider reports it (OpenRouter,
+vLLM, LM Studio, llama.cpp; "–" otherwise). PROVIDER is
 the name or id of a stored provider, or with --file the name of a provider
 in a run file (used as written, without storing it).
 `
@@ -32,6 +35,8 @@ type modelRow struct {
 	InputPerMTok  *float64 `json:"input_per_mtok"`
 	OutputPerMTok *float64 `json:"output_per_mtok"`
 	PriceSource   string   `json:"price_source,omitempty"`
+	// ContextLength is the context window in tokens; omitted when not reported.
+	ContextLength int64 `json:"context_length,omitempty"`
 }
 
 func (e *env) models(args []string) error {
@@ -104,7 +109,7 @@ func (e *env) models(args []string) error {
 	var published []store.ProviderPrice
 	rows := make([]modelRow, len(list))
 	for i, m := range list {
-		rows[i] = modelRow{ID: m.ID, OwnedBy: m.OwnedBy}
+		rows[i] = modelRow{ID: m.ID, OwnedBy: m.OwnedBy, ContextLength: m.ContextLength}
 		if pr, ok := prices[m.ID]; ok {
 			rows[i].InputPerMTok, rows[i].OutputPerMTok, rows[i].PriceSource = &pr.InputPerMTok, &pr.OutputPerMTok, strings.ToLower(pr.Source)
 		} else if in, out, ok := m.Pricing.PerMTok(); ok {
@@ -124,7 +129,7 @@ func (e *env) models(args []string) error {
 		return enc.Encode(rows)
 	}
 	tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "MODEL\tINPUT $/MTOK\tOUTPUT $/MTOK\tPRICE FROM")
+	fmt.Fprintln(tw, "MODEL\tCONTEXT\tINPUT $/MTOK\tOUTPUT $/MTOK\tPRICE FROM")
 	price := func(p *float64) string {
 		if p == nil {
 			return "–"
@@ -132,7 +137,7 @@ func (e *env) models(args []string) error {
 		return strconv.FormatFloat(*p, 'f', -1, 64)
 	}
 	for _, r := range rows {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", r.ID, price(r.InputPerMTok), price(r.OutputPerMTok), r.PriceSource)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", r.ID, format.Tokens(r.ContextLength), price(r.InputPerMTok), price(r.OutputPerMTok), r.PriceSource)
 	}
 	if err := tw.Flush(); err != nil {
 		return err

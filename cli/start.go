@@ -13,6 +13,7 @@ import (
 
 	"tribunal/engine"
 	"tribunal/runfile"
+	"tribunal/runs"
 	"tribunal/store"
 )
 
@@ -101,12 +102,47 @@ func (e *env) startRun(ctx context.Context, st *store.Store, eng *engine.Engine,
 			in.TaskIDs = append(in.TaskIDs, store.TaskRef{Key: k})
 		}
 	}
+	// models: auto: the recommended models, once the file's tasks (which may
+	// name the use case) are saved.
+	var auto []runs.RecommendedModel
+	if f.AutoModels {
+		auto, err = runs.New(st, eng).AutoTargets(ctx, runs.RecommendQuery{UseCase: f.UseCase, Category: f.Category}, runfile.AutoModelCount)
+		var ve *store.ValidationError
+		var nf *store.NotFoundError
+		switch {
+		case errors.As(err, &ve):
+			probs.add(f.LineOf("models"), "models", "%s", ve.Message)
+			return nil, e.fail(probs)
+		case errors.As(err, &nf):
+			probs.add(f.LineOf("models"), "models", "auto: %s: no task names it", nf.Error())
+			return nil, e.fail(probs)
+		}
+		if err != nil {
+			return nil, storeError(err)
+		}
+	}
+
 	for _, t := range f.Targets {
 		if t.AgentID != 0 {
 			in.Targets = append(in.Targets, store.ModelRef{AgentID: t.AgentID, Tags: t.Tags})
 			continue
 		}
 		in.Targets = append(in.Targets, store.ModelRef{ProviderID: providerIDs[t.Provider], Model: t.Model, Settings: t.Settings, Tags: t.Tags})
+	}
+	for _, m := range auto {
+		ref := store.ModelRef{Model: m.Model}
+		if m.AgentID != nil {
+			ref = store.ModelRef{AgentID: *m.AgentID}
+		} else {
+			ref.ProviderID = *m.ProviderID
+		}
+		if slices.ContainsFunc(in.Targets, func(t store.ModelRef) bool {
+			return t.AgentID == ref.AgentID && t.ProviderID == ref.ProviderID && t.Model == ref.Model
+		}) {
+			continue // listed under targets: already
+		}
+		in.Targets = append(in.Targets, ref)
+		fmt.Fprintf(e.stderr, "models: auto: %s — %s\n", m.Label(), m.Reason)
 	}
 
 	// Judges: a plain model, or saved judges (created or reused).

@@ -111,6 +111,7 @@ func seedEverything(t *testing.T) *seededApp {
 		fmt.Sprintf("/runs/%d", r2), fmt.Sprintf("/items/%d", s.agentItem),
 		fmt.Sprintf("/compare?run_ids=%d,%d", r1, r2),
 		fmt.Sprintf("/compare/diff?a=%d&b=%d", items.Items[0].ID, items.Items[1].ID),
+		"/recommend", "/recommend?category=math&min_items=1",
 		"/providers", fmt.Sprintf("/providers/%d/edit", prov.ID),
 		"/tasks", fmt.Sprintf("/tasks/%d/edit", task.Items[0].ID),
 		"/collections", fmt.Sprintf("/collections/%d", col.ID),

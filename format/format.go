@@ -115,3 +115,16 @@ func pad(n int) string {
 	}
 	return strconv.Itoa(n)
 }
+
+// Tokens writes a count of tokens (a context window) with thousands
+// separators, "131,072"; 0 (not reported) is None.
+func Tokens(n int64) string {
+	if n <= 0 {
+		return None
+	}
+	s := strconv.FormatInt(n, 10)
+	for i := len(s) - 3; i > 0; i -= 3 {
+		s = s[:i] + "," + s[i:]
+	}
+	return s
+}

@@ -89,6 +89,8 @@ type ConnectionTest struct {
 	Message   string   `json:"message"`
 	LatencyMs int64    `json:"latency_ms"`
 	Models    []string `json:"models"`
+	// ContextLengths are the context windows (tokens) the provider reports, by model.
+	ContextLengths map[string]int64 `json:"context_lengths,omitempty"`
 }
 
 func (h *Handler) apiTestProvider(c echo.Context) error {
@@ -119,6 +121,12 @@ func (h *Handler) testProvider(c echo.Context, id int64) (*ConnectionTest, error
 	}
 	for _, m := range models {
 		res.Models = append(res.Models, m.ID)
+		if m.ContextLength > 0 {
+			if res.ContextLengths == nil {
+				res.ContextLengths = map[string]int64{}
+			}
+			res.ContextLengths[m.ID] = m.ContextLength
+		}
 	}
 	res.OK = true
 	res.Message = "Connected: " + plural(len(models), "model") + " available"

@@ -141,7 +141,9 @@ func TestProvidersListPricesAndTestConnection(t *testing.T) {
 		t.Errorf("a provider without prices shows %q", got)
 	}
 
-	// Test connection against the fake OpenAI-compatible server.
+	// Test connection against the fake OpenAI-compatible server, which
+	// reports one model's context window.
+	a.fake.ContextLengths = map[string]int64{"fake-large": 131072}
 	res, doc := a.post(t, fmt.Sprintf("/providers/%d/test", ids[store.ProviderCustom]), nil, hxHeader)
 	if res.StatusCode != 200 {
 		t.Fatalf("test connection: %d", res.StatusCode)
@@ -149,8 +151,11 @@ func TestProvidersListPricesAndTestConnection(t *testing.T) {
 	if got := strings.TrimSpace(doc.Find("[data-testid=test-model-count]").Text()); got != fmt.Sprintf("%d models found", len(a.fake.Models)) {
 		t.Errorf("model count %q", got)
 	}
-	if got := texts(doc.Find("[data-testid=test-models] li")); !slices.Equal(got, a.fake.Models) {
+	if got := texts(doc.Find("[data-testid=test-models] li code")); !slices.Equal(got, a.fake.Models) {
 		t.Errorf("models listed %v, want %v", got, a.fake.Models)
+	}
+	if got := texts(doc.Find("[data-testid=test-models] li:has([data-testid=model-context])")); !slices.Equal(got, []string{"fake-large 131,072 tokens of context"}) {
+		t.Errorf("context windows shown %q", got)
 	}
 	_, doc = a.post(t, fmt.Sprintf("/providers/%d/test", ids[store.ProviderOllama]), nil, hxHeader)
 	fail := doc.Find("[data-testid=test-result] .test-fail").Text()

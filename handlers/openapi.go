@@ -51,7 +51,8 @@ type ErrorJSON struct {
 // queryTypes gives the query parameters that are not plain strings their type.
 var queryTypes = map[string]string{"page": "integer", "per_page": "integer", "limit": "integer", "after": "integer",
 	"a": "integer", "b": "integer", "baseline": "integer", "alert_id": "integer", "schedule_id": "integer",
-	"run_id": "integer", "collection_id": "integer", "agent_id": "integer", "dry_run": "boolean", "unread": "boolean"}
+	"run_id": "integer", "collection_id": "integer", "agent_id": "integer", "dry_run": "boolean", "unread": "boolean",
+	"budget_usd_per_1k": "number", "min_overall": "number", "max_latency_ms": "number", "min_items": "integer"}
 
 // pathEnums lists the values of the path parameters that are not ids.
 var pathEnums = map[string][]string{"action": {"pause", "resume", "cancel"}}

@@ -173,7 +173,7 @@ func (h *Handler) testProviderPage(c echo.Context) error {
 		return err
 	}
 	return render(c, http.StatusOK, views.ProviderTestResult(views.ProviderTest{OK: res.OK, Message: res.Message,
-		LatencyMs: res.LatencyMs, Models: res.Models, Hint: connectionHint(res)}))
+		LatencyMs: res.LatencyMs, Models: res.Models, ContextLengths: res.ContextLengths, Hint: connectionHint(res)}))
 }
 
 // connectionHints turn the usual ways a connection test fails into what to
@@ -215,7 +215,7 @@ func (h *Handler) providerModels(c echo.Context, id int64) ([]modelJSON, error) 
 	out := make([]modelJSON, len(models))
 	var published []store.ProviderPrice
 	for i, m := range models {
-		out[i] = modelJSON{ID: m.ID, OwnedBy: m.OwnedBy}
+		out[i] = modelJSON{ID: m.ID, OwnedBy: m.OwnedBy, ContextLength: m.ContextLength}
 		if in, o, ok := m.Pricing.PerMTok(); ok {
 			published = append(published, store.ProviderPrice{Model: m.ID, InputPerMTok: in, OutputPerMTok: o})
 		}
@@ -247,6 +247,8 @@ type modelJSON struct {
 	OwnedBy       string   `json:"owned_by,omitempty"`
 	InputPerMTok  *float64 `json:"input_per_mtok,omitempty"`
 	OutputPerMTok *float64 `json:"output_per_mtok,omitempty"`
+	// ContextLength is the context window in tokens, where the provider reports it.
+	ContextLength int64 `json:"context_length,omitempty"`
 }
 
 // modelOptions feeds a model picker's datalist; a provider that cannot list

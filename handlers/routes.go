@@ -117,6 +117,8 @@ func (h *Handler) routes(e *echo.Echo) {
 	e.POST("/schedules/:schedule/token", h.rotateScheduleTokenPage)
 	e.POST("/schedules/:schedule/delete", h.deleteSchedulePage)
 
+	e.GET("/recommend", h.showRecommend)
+
 	e.GET("/kpis", h.showKPIs)
 	e.POST("/kpis", h.createKPIPage)
 	e.POST("/kpis/check", h.checkFormulaPage)
@@ -209,6 +211,8 @@ func (h *Handler) apiRoutes() []apiRoute {
 			in: runs.SourceImport{}, out: runs.SourceImported{}, status: http.StatusCreated, errs: []int{http.StatusConflict, http.StatusBadGateway}},
 
 		{method: get, path: "/tasks", handler: h.apiListTasks, summary: "List tasks", query: "q category usecase tag page per_page", out: store.Page[store.Task]{}},
+		{method: get, path: "/recommend", handler: h.apiRecommend, summary: "Which model to use for a use case or category: the models of your finished runs on its tasks, best first by its cost priority (overall with 95 % CI, cost per 1,000 tasks, median latency, tokens/s, n, Pareto front, reason), then those left out and why; candidates from the providers' model lists when none qualifies",
+			query: "usecase category budget_usd_per_1k min_overall max_latency_ms min_items cost_priority", out: runs.Recommendation{}, errs: []int{http.StatusNotFound}},
 		{method: get, path: "/usecases", handler: h.apiUseCases, summary: "The use case → category hierarchy with task counts", out: []store.UseCase{}},
 		{method: post, path: "/tasks", handler: h.apiCreateTask, summary: "Create a task", in: store.TaskInput{}, out: store.Task{}, status: http.StatusCreated, errs: conflict},
 		{method: get, path: "/tasks/export", handler: h.apiExportTasks, summary: "Export tasks as a file that imports back to the same tasks (every field): TaskBench/Tribunal YAML, JSONL or CSV; all tasks, or a collection's, category's or use case's",

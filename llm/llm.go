@@ -238,6 +238,49 @@ type Model struct {
 	ID      string   `json:"id"`
 	OwnedBy string   `json:"owned_by,omitempty"`
 	Pricing *Pricing `json:"pricing,omitempty"`
+	// ContextLength is the model's context window in tokens where the
+	// provider reports it in its model list (0: not reported).
+	ContextLength int64 `json:"context_length,omitempty"`
+}
+
+// UnmarshalJSON reads the context window from wherever a provider puts it
+// in /v1/models: OpenRouter's context_length (else its top_provider's),
+// vLLM's max_model_len, LM Studio's max_context_length, llama.cpp's
+// meta.n_ctx_train (the length the model was trained for). OpenAI and
+// Ollama report none.
+func (m *Model) UnmarshalJSON(b []byte) error {
+	type plain Model
+	var raw struct {
+		plain
+		TopProvider *struct {
+			ContextLength *float64 `json:"context_length"`
+		} `json:"top_provider"`
+		MaxModelLen      *float64 `json:"max_model_len"`
+		MaxContextLength *float64 `json:"max_context_length"`
+		Meta             *struct {
+			NCtxTrain *float64 `json:"n_ctx_train"`
+		} `json:"meta"`
+		ContextLength *float64 `json:"context_length"`
+	}
+	if err := json.Unmarshal(b, &raw); err != nil {
+		return err
+	}
+	*m = Model(raw.plain)
+	candidates := []*float64{raw.ContextLength, raw.MaxModelLen, raw.MaxContextLength}
+	if raw.TopProvider != nil {
+		candidates = append(candidates, raw.TopProvider.ContextLength)
+	}
+	if raw.Meta != nil {
+		candidates = append(candidates, raw.Meta.NCtxTrain)
+	}
+	for _, c := range candidates {
+		// Numbers as JSON floats: a server may write 131072.0.
+		if c != nil && *c >= 1 && *c < 1e12 {
+			m.ContextLength = int64(*c)
+			return nil
+		}
+	}
+	return nil
 }
 
 // Pricing is what OpenRouter's models endpoint publishes: USD per token, as strings.

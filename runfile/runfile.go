@@ -79,6 +79,12 @@ type File struct {
 	Selection *store.TaskSelection
 	TaskIDs   []string
 	Targets   []Target
+	// AutoModels (models: auto): the top AutoModelCount models recommended
+	// for UseCase (or Category) join Targets when the run starts.
+	AutoModels bool
+	// UseCase or Category names what the run is for: the tasks a
+	// recommendation reads. They pick no tasks.
+	UseCase, Category string
 	// Judges is the judge (one) or the panel (judges:); empty for checks-only runs.
 	Judges       []Judge
 	Metrics      []string
@@ -267,11 +273,42 @@ func (p *reader) file(root *node) {
 		f.TaskIDs = p.strList(n, "task_ids", false)
 		f.lines["task_ids"] = n.line
 	}
-	p.targets(root.get("targets"))
+	f.UseCase = p.expand(root.get("usecase"), "usecase")
+	f.Category = p.expand(root.get("category"), "category")
+	p.autoModels(root)
+	if !f.AutoModels || root.get("targets") != nil {
+		p.targets(root.get("targets"))
+	}
 	p.judges(root)
 	p.metrics(root)
 	p.checks(root.get("checks"))
 	p.gates(root.get("gates"))
+}
+
+// AutoModelCount is how many recommended models models: auto benchmarks.
+const AutoModelCount = 3
+
+// autoModels reads models: auto, which needs the use case (or category)
+// to recommend for; targets: may then be left out.
+func (p *reader) autoModels(root *node) {
+	f := p.f
+	if f.UseCase != "" && f.Category != "" {
+		p.errf(root.get("category").line, "category", "give usecase: or category:, not both")
+	}
+	n := root.get("models")
+	if n == nil {
+		return
+	}
+	switch v := p.str(n, "models"); {
+	case strings.EqualFold(v, "auto"):
+		f.AutoModels = true
+		f.lines["models"] = n.line
+		if f.UseCase == "" && f.Category == "" {
+			p.errf(n.line, "models", "auto recommends models for a use case: add usecase: NAME (or category: NAME)")
+		}
+	case v != "":
+		p.errf(n.line, "models", "only auto is understood here (the top %d recommended models for usecase:); list models to benchmark under targets:", AutoModelCount)
+	}
 }
 
 func (p *reader) tagList(n *node, field, path string) []string {

@@ -32,6 +32,11 @@
 //	comparisons of runs              compare.go    Service.Compare, Service.Diff
 //	pairwise leaderboards            pairwise.go   Service.Pairwise
 //	CSV export                       export.go     Service.WriteCSV
+//	which model to use for a use     recommend.go  Service.Recommend (overall, CI, cost
+//	  case or category                             per 1k tasks, median latency, Pareto
+//	                                               front, filters, order by cost
+//	                                               priority; suggestions from model
+//	                                               lists in recommend_suggest.go)
 //
 // Runs of answers that exist already start here too: a file of your own
 // outputs becomes an IMPORTED run in outputs.go (ImportOutputs), which

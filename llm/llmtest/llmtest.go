@@ -132,6 +132,8 @@ type Server struct {
 	Models []string
 	// Pricing publishes per-token prices for models, OpenRouter style: model → {prompt, completion}.
 	Pricing map[string][2]string
+	// ContextLengths publishes context windows, OpenRouter style: model → context_length.
+	ContextLengths map[string]int64
 
 	mu     sync.Mutex
 	script func(ChatRequest) Reply
@@ -198,13 +200,14 @@ func (s *Server) models(w http.ResponseWriter, _ *http.Request) {
 		Object  string   `json:"object"`
 		OwnedBy string   `json:"owned_by"`
 		Pricing *pricing `json:"pricing,omitempty"`
+		Context int64    `json:"context_length,omitempty"`
 	}
 	out := struct {
 		Object string `json:"object"`
 		Data   []m    `json:"data"`
 	}{Object: "list", Data: []m{}}
 	for _, id := range s.Models {
-		row := m{ID: id, Object: "model", OwnedBy: "fake"}
+		row := m{ID: id, Object: "model", OwnedBy: "fake", Context: s.ContextLengths[id]}
 		if pr, ok := s.Pricing[id]; ok {
 			row.Pricing = &pricing{Prompt: pr[0], Completion: pr[1]}
 		}

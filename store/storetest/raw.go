@@ -76,6 +76,13 @@ func SetTrace(t testing.TB, st *store.Store, itemID int64, calls trajectory.Call
 	exec(t, st, `DELETE FROM run_summaries WHERE run_id = (SELECT run_id FROM items WHERE id = ?)`, itemID)
 }
 
+// Exec runs a statement (with ? placeholders) on a store this package
+// opened, for tests that set rows up as no store method would.
+func Exec(t testing.TB, st *store.Store, q string, args ...any) {
+	t.Helper()
+	exec(t, st, q, args...)
+}
+
 func exec(t testing.TB, st *store.Store, q string, args ...any) {
 	t.Helper()
 	db := open(t, st)

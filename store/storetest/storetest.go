@@ -39,9 +39,21 @@ func SQLite(t testing.TB) *store.Store {
 	return sqliteWith(t, store.Config{Egress: Egress})
 }
 
+// SQLiteIn returns a store on the SQLite database in dataDir, sealed with
+// box: the one a command run in the test opens.
+func SQLiteIn(t testing.TB, dataDir string, box *secret.Box) *store.Store {
+	t.Helper()
+	return sqliteAt(t, store.Config{Egress: Egress, DataDir: dataDir, Box: box})
+}
+
 func sqliteWith(t testing.TB, cfg store.Config) *store.Store {
 	t.Helper()
 	cfg.DataDir, cfg.Box = t.TempDir(), Box(t)
+	return sqliteAt(t, cfg)
+}
+
+func sqliteAt(t testing.TB, cfg store.Config) *store.Store {
+	t.Helper()
 	st, err := store.Open(context.Background(), cfg)
 	if err != nil {
 		t.Fatalf("open sqlite store: %v", err)
