@@ -210,6 +210,12 @@ func (h *Handler) apiRoutes() []apiRoute {
 
 		{method: get, path: "/tasks", handler: h.apiListTasks, summary: "List tasks", query: "q category usecase tag page per_page", out: store.Page[store.Task]{}},
 		{method: get, path: "/usecases", handler: h.apiUseCases, summary: "The use case → category hierarchy with task counts", out: []store.UseCase{}},
+		{method: post, path: "/usecases", handler: h.apiCreateUseCase, summary: "Save a use case (goal, constraints, defaults)", in: store.UseCaseInput{}, out: store.UseCase{}, status: http.StatusCreated, errs: conflict},
+		{method: post, path: "/usecases/import", handler: h.apiImportUseCase, summary: "Import a use-case file (YAML; ${VAR:-default} expands from the server's environment), saved by its name: 201 created, 200 updated",
+			upload: true, out: UseCaseImported{}, also: map[int]any{http.StatusCreated: UseCaseImported{}}, invalid: ImportErrorJSON{}},
+		{method: get, path: "/usecases/:usecase", handler: h.apiGetUseCase, summary: "Show a saved use case with its categories", out: store.UseCase{}},
+		{method: put, path: "/usecases/:usecase", handler: h.apiUpdateUseCase, summary: "Update a use case (a new name carries to its tasks)", in: store.UseCaseInput{}, out: store.UseCase{}, errs: conflict},
+		{method: del, path: "/usecases/:usecase", handler: h.apiDeleteUseCase, summary: "Forget a use case's saved fields (its tasks keep naming it)"},
 		{method: post, path: "/tasks", handler: h.apiCreateTask, summary: "Create a task", in: store.TaskInput{}, out: store.Task{}, status: http.StatusCreated, errs: conflict},
 		{method: get, path: "/tasks/:task", handler: h.apiGetTask, summary: "Show a task", out: store.Task{}},
 		{method: put, path: "/tasks/:task", handler: h.apiUpdateTask, summary: "Update a task", in: store.TaskInput{}, out: store.Task{}, errs: conflict},
