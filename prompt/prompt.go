@@ -73,7 +73,17 @@ func (u UseCase) ConstraintWords() []string {
 	for k := range u.Constraints {
 		keys = append(keys, k)
 	}
-	sort.Strings(keys)
+	// A NAME_min reads before its NAME_max.
+	order := func(k string) string {
+		if base, ok := strings.CutSuffix(k, "_min"); ok {
+			return base + "\x00"
+		}
+		if base, ok := strings.CutSuffix(k, "_max"); ok {
+			return base + "\x01"
+		}
+		return k
+	}
+	sort.Slice(keys, func(i, j int) bool { return order(keys[i]) < order(keys[j]) })
 	out := make([]string, 0, len(keys))
 	for _, k := range keys {
 		out = append(out, constraintInWords(k, u.Constraints[k]))
