@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"tribunal/importer"
+	"tribunal/prompt"
 	"tribunal/runfile"
 	"tribunal/store"
 )
@@ -22,7 +23,8 @@ without running anything, and lists every problem with its line. Referenced
 environment variables must be set. A run file's agent: targets are looked up
 among the saved agents (the database of --data-dir or --database-url); names
 of stored providers, judges, styles and collections are checked when the run
-starts.
+starts. A use-case file (see tribunal import) is checked as one; with
+--show-prompt, a task whose use case such a file defines shows what it adds.
 `
 
 // runFileKeys tell a run file from a YAML task file.
@@ -53,6 +55,8 @@ func (e *env) validate(args []string) error {
 	}
 	ctx := context.Background()
 	var agents []store.Agent // read once, for the first run file with agent: targets
+	var tasks []store.TaskInput
+	useCases := map[string]prompt.UseCase{} // the use-case files' by name, for --show-prompt
 	bad := 0
 	for _, path := range files {
 		data, err := os.ReadFile(path)
@@ -81,15 +85,26 @@ func (e *env) validate(args []string) error {
 			fmt.Fprintf(e.stdout, "%s: OK — %s\n", path, describeRunFile(f))
 			continue
 		}
+		if !*asTasks && *format == "" && runfile.IsUseCaseFile(path, data) {
+			in, err := runfile.ParseUseCase(path, data, e.lookup)
+			if err != nil {
+				bad += e.printProblems(err)
+				continue
+			}
+			useCases[in.Name] = in.PromptUseCase()
+			fmt.Fprintf(e.stdout, "%s: OK — use case %q, %s\n", path, in.Name, plural(len(in.Constraints), "constraint"))
+			continue
+		}
 		r := importer.Read(filepath.Base(path), data, importer.Options{Format: importer.Format(*format), Dir: filepath.Dir(path)})
 		if len(r.Errors) > 0 {
 			bad += e.printImportErrors(path, r.Errors)
 			continue
 		}
 		fmt.Fprintf(e.stdout, "%s: OK — %d task(s), %s\n", path, len(r.Tasks), r.Format)
-		if *showPrompt {
-			bad += e.printPrompts(ctx, r.Tasks)
-		}
+		tasks = append(tasks, r.Tasks...)
+	}
+	if *showPrompt {
+		bad += e.printPrompts(ctx, tasks, useCases)
 	}
 	if bad > 0 {
 		return usageErr("%d problem(s); nothing was run or imported", bad)
@@ -98,14 +113,15 @@ func (e *env) validate(args []string) error {
 }
 
 // printPrompts prints the first user message each task's model is sent,
-// and counts the tasks whose prompt cannot be built.
-func (e *env) printPrompts(ctx context.Context, tasks []store.TaskInput) int {
+// with what its use case adds when a use-case file named it, and counts the
+// tasks whose prompt cannot be built.
+func (e *env) printPrompts(ctx context.Context, tasks []store.TaskInput, useCases map[string]prompt.UseCase) int {
 	bad := 0
 	for _, in := range tasks {
 		t := store.Task{TaskKey: in.TaskKey, Question: in.Question, TaskFields: store.TaskFields{Turns: in.Turns,
 			Constraints: in.Constraints, Examples: in.Examples, InputData: in.Input, PromptTemplate: in.PromptTemplate}}
 		fmt.Fprintf(e.stdout, "\n=== %s: prompt the model gets ===\n", in.TaskKey)
-		p, err := t.SentPrompt(ctx)
+		p, err := t.SentPrompt(ctx, useCases[in.UseCase])
 		if err != nil {
 			fmt.Fprintf(e.stderr, "%s: %v\n", in.TaskKey, err)
 			bad++
