@@ -54,6 +54,13 @@ func (h *Handler) routes(e *echo.Echo) {
 	e.POST("/tasks/:task", h.updateTask)
 	e.POST("/tasks/:task/delete", h.deleteTask)
 
+	e.GET("/usecases", h.showUseCases)
+	e.POST("/usecases", h.createUseCasePage)
+	e.POST("/usecases/import", h.importUseCasePage)
+	e.GET("/usecases/:usecase/edit", h.editUseCasePage)
+	e.POST("/usecases/:usecase", h.updateUseCasePage)
+	e.POST("/usecases/:usecase/delete", h.deleteUseCasePage)
+
 	e.GET("/collections", h.showCollections)
 	e.POST("/collections", h.createCollection)
 	e.GET("/collections/:collection", h.showCollection)

@@ -280,3 +280,16 @@ func SourceTypeWord(t store.SourceType) string {
 	}
 	return string(t)
 }
+
+// CostPriorityWord is a use case's cost priority in words: low → "Low cost first".
+func CostPriorityWord(p string) string {
+	switch p {
+	case store.CostLow:
+		return "Low cost first"
+	case store.CostBalanced:
+		return "Balanced"
+	case store.CostHigh:
+		return "Quality first"
+	}
+	return humanize(p)
+}
