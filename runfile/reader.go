@@ -63,7 +63,9 @@ func (p *reader) str(n *node, field string) string {
 func (p *reader) expand(n *node, field string) string {
 	s := p.str(n, field)
 	out, missing, bad := expandEnv(s, p.lookup)
-	p.envProblems(n.line, field, missing, bad)
+	if bad != "" || len(missing) > 0 { // only text has them, so n is not nil
+		p.envProblems(n.line, field, missing, bad)
+	}
 	return out
 }
 
