@@ -1,6 +1,7 @@
 package handlers_test
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"net/url"
@@ -15,13 +16,16 @@ func TestUseCasesPage(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, st *store.Store) {
 		ctx := context.Background()
 		a := newApp(t, st, nil)
+		var taskID int64
 		for _, tk := range []store.TaskInput{
 			{TaskKey: "a", Category: "chunking", Question: "q", UseCase: "lectures"},
 			{TaskKey: "b", Category: "summary", Question: "q", UseCase: "grading"},
 		} {
-			if _, err := st.CreateTask(ctx, tk); err != nil {
+			task, err := st.CreateTask(ctx, tk)
+			if err != nil {
 				t.Fatal(err)
 			}
+			taskID = cmp.Or(taskID, task.ID)
 		}
 
 		// A bad constraint line re-shows the form with what was typed.
@@ -58,6 +62,18 @@ func TestUseCasesPage(t *testing.T) {
 		}
 		if !strings.Contains(rows.Eq(0).Text(), "Only named by tasks") {
 			t.Errorf("task-only row: %s", rows.Eq(0).Text())
+		}
+
+		// The task's edit page and the style preview show what the use case adds.
+		_, _, page := a.get(t, fmt.Sprintf("/tasks/%d/edit", taskID))
+		if !strings.Contains(page, "## Goal\n&lt;b&gt;Chunk&lt;/b&gt; transcripts") || !strings.Contains(page, "- Chunk: at least 500.") {
+			t.Errorf("the task page's prompt lacks the use case")
+		}
+		_, doc = a.post(t, "/styles/preview", url.Values{"name": {"S"}, "scale_min": {"1"}, "scale_max": {"10"}, "preview_task": {"a"},
+			"metric_name": {"accuracy"}, "metric_weight": {"1"}}, map[string]string{"HX-Request": "true"})
+		if got := doc.Find("[data-testid=preview-prompt]").Text(); !strings.Contains(got, "## Goal of the use case\n<b>Chunk</b> transcripts") ||
+			!strings.Contains(got, "- Coverage: required.") {
+			t.Errorf("style preview lacks the use case: %q", got)
 		}
 
 		// The edit form shows the constraints as lines, and saves changes.
