@@ -2,8 +2,13 @@ package cli
 
 import (
 	"context"
+	"os"
+	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
+
+	"tribunal/llm/llmtest"
 )
 
 // TestUseCaseFiles: validate checks a use-case file and shows what it adds to
@@ -34,4 +39,60 @@ func TestUseCaseFiles(t *testing.T) {
 	if err != nil || got.Goal != "Chunk talks" || got.Tasks != 1 {
 		t.Errorf("saved %+v, %v", got, err)
 	}
+}
+
+// TestRunFileUseCaseJudge: a run file naming a use case and no judge is
+// judged by the use case's default_judge_model through its targets'
+// provider, and its tasks join the use case.
+func TestRunFileUseCaseJudge(t *testing.T) {
+	p := newInProcess(t)
+	var mu sync.Mutex
+	var judgeModels []string
+	fake := llmtest.New(t, func(r llmtest.ChatRequest) llmtest.Reply {
+		if r.IsJudge() {
+			mu.Lock()
+			judgeModels = append(judgeModels, r.Model)
+			mu.Unlock()
+			return llmtest.Reply{Content: `{"score": 8, "reasoning": "ok"}`}
+		}
+		return llmtest.DefaultReply(r)
+	})
+	run := func(name, useCase, extra string) string {
+		return p.write(name, "name: uc\nusecase: "+useCase+"\nproviders:\n  - {name: fake, base_url: "+fake.URL+"}\n"+
+			"tasks:\n  - {task_id: a1, question: Say A}\ntargets:\n  - {provider: fake, model: m}\n"+extra)
+	}
+	if code, _, errOut := p.main("run", run("none.yaml", "lectures", ""), "--progress", "none"); code != ExitUsage ||
+		!strings.Contains(errOut, `none.yaml:2: usecase: no saved use case "lectures"`) {
+		t.Fatalf("unsaved use case: %d %s", code, errOut)
+	}
+	p.write("lectures.usecase.yaml", "name: lectures\ngoal: Chunk\ndefault_judge_model: ${UC_JUDGE:-judge-model}\n")
+	if code, out, errOut := p.main("import", filepath.Join(p.dir, "lectures.usecase.yaml")); code != 0 {
+		t.Fatalf("import: %d %s %s", code, out, errOut)
+	}
+	if code, out, errOut := p.main("run", run("uc.yaml", "lectures", ""), "--progress", "none"); code != ExitOK {
+		t.Fatalf("run: %d\n%s\n%s", code, out, errOut)
+	}
+	mu.Lock()
+	if len(judgeModels) != 1 || judgeModels[0] != "judge-model" {
+		t.Errorf("judged by %v", judgeModels)
+	}
+	mu.Unlock()
+	uc, err := p.store().UseCaseNamed(context.Background(), "lectures")
+	if err != nil || uc.Tasks != 1 {
+		t.Errorf("the file's task did not join the use case: %+v, %v", uc, err)
+	}
+	two := run("two.yaml", "lectures", "  - {provider: other, model: m}\n")
+	two = p.write("two.yaml", strings.Replace(readFile(t, two), "providers:\n", "providers:\n  - {name: other, base_url: "+fake.URL+"}\n", 1))
+	if code, _, errOut := p.main("run", two, "--progress", "none"); code != ExitUsage || !strings.Contains(errOut, "2 providers") {
+		t.Errorf("two providers: %d %s", code, errOut)
+	}
+}
+
+func readFile(t *testing.T, path string) string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
 }

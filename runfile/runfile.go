@@ -79,8 +79,13 @@ type File struct {
 	Selection *store.TaskSelection
 	TaskIDs   []string
 	Targets   []Target
-	// Judges is the judge (one) or the panel (judges:); empty for checks-only runs.
-	Judges       []Judge
+	// Judges is the judge (one) or the panel (judges:); empty for checks-only
+	// runs, and for a run whose judge is its use case's default_judge_model
+	// (resolved when the run starts).
+	Judges []Judge
+	// UseCase is the use case the file's tasks belong to (those that name
+	// none); its default_judge_model judges a run without judge:.
+	UseCase      Named
 	Metrics      []string
 	Weights      map[string]float64
 	Repeats      int
@@ -250,6 +255,12 @@ func (p *reader) file(root *node) {
 	f.Out = p.str(root.get("out"), "out")
 	p.providers(root.get("providers"))
 	p.tasks(root.get("tasks"))
+	if n := root.get("usecase"); n != nil {
+		f.UseCase = Named{Name: p.expand(n, "usecase"), Line: n.line}
+		for i := range f.Tasks {
+			f.Tasks[i].UseCase = cmp.Or(f.Tasks[i].UseCase, f.UseCase.Name)
+		}
+	}
 	f.Collection = p.str(root.get("collection"), "collection")
 	if f.Collection == "" && len(f.Tasks) > 0 {
 		f.Collection = "run file " + stem(p.name)
