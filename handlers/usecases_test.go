@@ -124,6 +124,31 @@ func TestRunFreezesUseCase(t *testing.T) {
 				t.Errorf("run %d saw the edit made after it was created", i)
 			}
 		}
+		// The item shows the use case as its run froze it.
+		var page struct {
+			Items []struct {
+				ID int64 `json:"id"`
+			} `json:"items"`
+		}
+		a.do(t, call{method: "GET", path: fmt.Sprintf("/api/runs/%d/items", again.ID)}, 200, &page)
+		if len(page.Items) != 1 {
+			t.Fatalf("re-run items %+v", page)
+		}
+		var detail struct {
+			Task struct {
+				UseCaseFields *struct {
+					Goal string `json:"goal"`
+				} `json:"usecase_fields"`
+			} `json:"task"`
+		}
+		a.do(t, call{method: "GET", path: fmt.Sprintf("/api/items/%d", page.Items[0].ID)}, 200, &detail)
+		if f := detail.Task.UseCaseFields; f == nil || f.Goal != "Chunk lecture transcripts" {
+			t.Errorf("item's usecase_fields %+v", f)
+		}
+		_, doc, _ := a.get(t, fmt.Sprintf("/items/%d", page.Items[0].ID))
+		if got := doc.Find("[data-testid=item-usecase]").Text(); !strings.Contains(got, "Chunk lecture transcripts") || !strings.Contains(got, "Coverage: required.") {
+			t.Errorf("item page's use case: %q", got)
+		}
 		items, err := st.RunTaskList(context.Background(), again.ID)
 		if err != nil || len(items) != 1 || items[0].UseCaseFields.Goal != "Chunk lecture transcripts" {
 			t.Errorf("re-run's frozen tasks %+v, %v", items, err)
