@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"tribunal/importer"
+	"tribunal/runfile"
 	"tribunal/store"
 )
 
@@ -23,6 +24,12 @@ MT-Bench question.jsonl or OpenAI-evals JSONL (detected from the name and
 content, or --format). All or nothing: when any row of any file is bad,
 nothing is imported and every bad row is listed. A task whose task_id exists
 already is updated, not duplicated; the summary says which.
+
+A YAML file with a top-level goal:, default_judge_model:,
+default_candidate_models:, cost_priority: or context_needed_tokens: is a
+use-case file: it is saved as the use case of its name (created, or the
+saved one of that name replaced). ${VAR:-default} expands from the
+environment.
 
 With --outputs, FILE holds answers your models gave elsewhere (CSV or JSONL:
 task_id or question, model, response, and optionally reference, category,
@@ -75,12 +82,22 @@ func (e *env) importTasks(args []string) error {
 		n      int
 	}
 	var sources []source
+	var useCases []store.UseCaseInput
 	bad := 0
 	for _, path := range files {
 		data, err := os.ReadFile(path)
 		if err != nil {
 			fmt.Fprintf(e.stderr, "%s: cannot read: %v\n", path, errors.Unwrap(err))
 			bad++
+			continue
+		}
+		if *format == "" && runfile.IsUseCaseFile(path, data) {
+			in, err := runfile.ParseUseCase(path, data, e.lookup)
+			if err != nil {
+				bad += e.printProblems(err)
+				continue
+			}
+			useCases = append(useCases, in)
 			continue
 		}
 		// A file that names no category takes the collection's, else its own name.
@@ -95,12 +112,20 @@ func (e *env) importTasks(args []string) error {
 	if bad > 0 {
 		return usageErr("%d problem(s); nothing was imported", bad)
 	}
+	if *asJSON && len(useCases) > 0 && len(sources) > 0 {
+		return usageErr("--json: import use-case files and task files apart")
+	}
 	ctx := context.Background()
 	st, err := e.openStore(ctx, db)
 	if err != nil {
 		return err
 	}
 	defer st.Close()
+	if len(useCases) > 0 {
+		if err := e.saveUseCases(ctx, st, useCases, *dryRun, *asJSON); err != nil || len(sources) == 0 {
+			return err
+		}
+	}
 	res, err := st.UpsertTasks(ctx, store.ImportInput{Tasks: all, Collection: *collection,
 		CollectionTags: store.ParseTags(*tags), DryRun: *dryRun})
 	if err != nil {
@@ -146,4 +171,46 @@ func listSome(ids []string, n int) string {
 		return strings.Join(ids, ", ")
 	}
 	return strings.Join(ids[:n], ", ") + fmt.Sprintf(" and %d more", len(ids)-n)
+}
+
+// saveUseCases saves use-case files' use cases by name and says, per use
+// case, whether it was new.
+func (e *env) saveUseCases(ctx context.Context, st *store.Store, ucs []store.UseCaseInput, dryRun, asJSON bool) error {
+	type saved struct {
+		Name    string `json:"name"`
+		ID      int64  `json:"id"`
+		Created bool   `json:"created"`
+	}
+	var out []saved
+	for _, in := range ucs {
+		if dryRun {
+			_, err := st.UseCaseNamed(ctx, in.Name)
+			if err != nil && !errors.Is(err, store.ErrNotFound) {
+				return storeError(err)
+			}
+			out = append(out, saved{Name: in.Name, Created: err != nil})
+			continue
+		}
+		uc, created, err := st.SaveUseCase(ctx, in)
+		if err != nil {
+			return storeError(err)
+		}
+		out = append(out, saved{Name: uc.Name, ID: uc.ID, Created: created})
+	}
+	if asJSON {
+		enc := json.NewEncoder(e.stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(out)
+	}
+	for _, s := range out {
+		verb := "updated"
+		if s.Created {
+			verb = "created"
+		}
+		if dryRun {
+			verb = "would be " + verb
+		}
+		fmt.Fprintf(e.stdout, "Use case %q %s\n", s.Name, verb)
+	}
+	return nil
 }

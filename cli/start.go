@@ -106,7 +106,7 @@ func (e *env) startRun(ctx context.Context, st *store.Store, eng *engine.Engine,
 	// name the use case) are saved.
 	var auto []runs.RecommendedModel
 	if f.AutoModels {
-		auto, err = runs.New(st, eng).AutoTargets(ctx, runs.RecommendQuery{UseCase: f.UseCase, Category: f.Category}, runfile.AutoModelCount)
+		auto, err = runs.New(st, eng).AutoTargets(ctx, runs.RecommendQuery{UseCase: f.UseCase.Name, Category: f.Category}, runfile.AutoModelCount)
 		var ve *store.ValidationError
 		var nf *store.NotFoundError
 		switch {
@@ -361,6 +361,22 @@ func lookUpNames(ctx context.Context, st *store.Store, f *runfile.File) (*stored
 		var ps runfile.Problems
 		if errors.As(f.ResolveAgents(agents), &ps) {
 			probs.list = append(probs.list, ps...)
+		}
+	}
+	if len(f.Judges) == 0 && f.UseCase.Name != "" && !f.ChecksOnly() {
+		switch uc, err := st.UseCaseNamed(ctx, f.UseCase.Name); {
+		case errors.Is(err, store.ErrNotFound):
+			probs.add(f.UseCase.Line, "usecase", "no saved use case %q, so no default judge: add judge:, or import the use-case file", f.UseCase.Name)
+		case err != nil:
+			return nil, nil, failErr("%v", err)
+		case uc.DefaultJudgeModel == "":
+			probs.add(f.UseCase.Line, "usecase", "use case %q has no default_judge_model: add judge:", f.UseCase.Name)
+		default:
+			if j, why := f.UseCaseJudge(uc.DefaultJudgeModel); why != "" {
+				probs.add(f.UseCase.Line, "usecase", "the default judge model of use case %q: %s", f.UseCase.Name, why)
+			} else {
+				f.Judges = append(f.Judges, j)
+			}
 		}
 	}
 	metricNames := map[string]bool{}

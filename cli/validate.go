@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"tribunal/importer"
+	"tribunal/prompt"
 	"tribunal/runfile"
 	"tribunal/store"
 )
@@ -21,10 +22,13 @@ files (CSV, JSONL, YAML task definitions, promptfoo, MT-Bench, OpenAI evals)
 without running anything, and lists every problem with its line and column.
 Referenced environment variables must be set. The names a run file gives
 (stored providers, collections, saved judges, judgement styles, agent:
-targets) and its gates' metrics are looked up in the database of --data-dir
-or --database-url, as tribunal run does, so OK means run would start. Task
-files are held to TaskBench's task schema where they use its shape; warnings
-(printed, not counted) say what imports but may not be what you meant.
+targets, a use case's default judge) and its gates' metrics are looked up in
+the database of --data-dir or --database-url, as tribunal run does, so OK
+means run would start. Task files are held to TaskBench's task schema where
+they use its shape; warnings (printed, not counted) say what imports but may
+not be what you meant. A use-case file (see tribunal import) is checked as
+one; with --show-prompt, a task whose use case such a file defines shows
+what it adds.
 `
 
 // runFileKeys tell a run file from a YAML task file.
@@ -60,6 +64,8 @@ func (e *env) validate(args []string) error {
 			st.Close()
 		}
 	}()
+	var tasks []store.TaskInput
+	useCases := map[string]prompt.UseCase{} // the use-case files' by name, for --show-prompt
 	bad := 0
 	for _, path := range files {
 		data, err := os.ReadFile(path)
@@ -92,6 +98,16 @@ func (e *env) validate(args []string) error {
 			fmt.Fprintf(e.stdout, "%s: OK — %s\n", path, describeRunFile(f))
 			continue
 		}
+		if !*asTasks && *format == "" && runfile.IsUseCaseFile(path, data) {
+			in, err := runfile.ParseUseCase(path, data, e.lookup)
+			if err != nil {
+				bad += e.printProblems(err)
+				continue
+			}
+			useCases[in.Name] = in.PromptUseCase()
+			fmt.Fprintf(e.stdout, "%s: OK — use case %q, %s\n", path, in.Name, plural(len(in.Constraints), "constraint"))
+			continue
+		}
 		r := importer.Read(filepath.Base(path), data, importer.Options{Format: importer.Format(*format), Dir: filepath.Dir(path)})
 		for _, w := range r.Warnings {
 			fmt.Fprintf(e.stderr, "%s: warning: %s\n", placeOf(path, w), describeRowError(w))
@@ -101,9 +117,10 @@ func (e *env) validate(args []string) error {
 			continue
 		}
 		fmt.Fprintf(e.stdout, "%s: OK — %d task(s), %s\n", path, len(r.Tasks), r.Format)
-		if *showPrompt {
-			bad += e.printPrompts(ctx, r.Tasks)
-		}
+		tasks = append(tasks, r.Tasks...)
+	}
+	if *showPrompt {
+		bad += e.printPrompts(ctx, tasks, useCases)
 	}
 	if bad > 0 {
 		return usageErr("%d problem(s); nothing was run or imported", bad)
@@ -112,14 +129,15 @@ func (e *env) validate(args []string) error {
 }
 
 // printPrompts prints the first user message each task's model is sent,
-// and counts the tasks whose prompt cannot be built.
-func (e *env) printPrompts(ctx context.Context, tasks []store.TaskInput) int {
+// with what its use case adds when a use-case file named it, and counts the
+// tasks whose prompt cannot be built.
+func (e *env) printPrompts(ctx context.Context, tasks []store.TaskInput, useCases map[string]prompt.UseCase) int {
 	bad := 0
 	for _, in := range tasks {
 		t := store.Task{TaskKey: in.TaskKey, Question: in.Question, TaskFields: store.TaskFields{Turns: in.Turns,
 			Constraints: in.Constraints, Examples: in.Examples, InputData: in.Input, PromptTemplate: in.PromptTemplate}}
 		fmt.Fprintf(e.stdout, "\n=== %s: prompt the model gets ===\n", in.TaskKey)
-		p, err := t.SentPrompt(ctx)
+		p, err := t.SentPrompt(ctx, useCases[in.UseCase])
 		if err != nil {
 			fmt.Fprintf(e.stderr, "%s: %v\n", in.TaskKey, err)
 			bad++
@@ -134,7 +152,7 @@ func (e *env) printPrompts(ctx context.Context, tasks []store.TaskInput) int {
 // (or gates, whose metrics may come from a stored style), so that validate
 // opens the database only when it has something to look up.
 func namesStored(f *runfile.File) bool {
-	if f.HasAgents() || len(f.Collections) > 0 || !f.Gates.Empty() {
+	if f.HasAgents() || len(f.Collections) > 0 || !f.Gates.Empty() || f.UseCase.Name != "" && len(f.Judges) == 0 && !f.ChecksOnly() {
 		return true
 	}
 	for _, p := range f.Providers {

@@ -59,7 +59,7 @@ func (pj *panelJudge) judgeRequest(ctx context.Context, w *store.WorkItem) (llm.
 		Reference: w.Task.Reference, Excellent: w.Task.Excellent, Good: w.Task.Good, Pass: w.Task.Pass,
 		IncorrectAnswerDirection: w.Task.IncorrectAnswerDirection, Constraints: w.Task.Constraints,
 		JudgeInstructions: w.Task.JudgeInstructions, ToolCalls: calls.CompactWithin(judgeToolCallsMax),
-		Metrics: pj.metrics, ScaleMin: pj.ScaleMin, ScaleMax: pj.ScaleMax}
+		UseCase: w.Task.JudgeUseCase(), Metrics: pj.metrics, ScaleMin: pj.ScaleMin, ScaleMax: pj.ScaleMax}
 	if w.Turns != nil {
 		in.AgentTurns = *w.Turns
 	}

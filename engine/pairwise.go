@@ -177,7 +177,8 @@ func pairwiseRequest(ctx context.Context, pj *panelJudge, t *store.RunTask, firs
 	in := rubric.PairInput{Question: t.Question, Turns: t.AllTurns(), AnswersA: first, AnswersB: second,
 		ResponseA: first[len(first)-1], ResponseB: second[len(second)-1],
 		Reference: t.Reference, Excellent: t.Excellent, Good: t.Good, Pass: t.Pass,
-		IncorrectAnswerDirection: t.IncorrectAnswerDirection, Constraints: t.Constraints, JudgeInstructions: t.JudgeInstructions}
+		IncorrectAnswerDirection: t.IncorrectAnswerDirection, Constraints: t.Constraints, JudgeInstructions: t.JudgeInstructions,
+		UseCase: t.JudgeUseCase()}
 	prompt, err := rubric.RenderPairwise(ctx, in)
 	if err != nil {
 		return llm.Request{}, err

@@ -80,7 +80,11 @@ func (h *Handler) editTask(c echo.Context) error {
 		return err
 	}
 	form := views.TaskForm{ID: id, Input: t.Input()}
-	if form.Prompt, err = t.SentPrompt(c.Request().Context()); err != nil {
+	uc, err := h.store.PromptUseCaseOf(c.Request().Context(), t.UseCase)
+	if err != nil {
+		return err
+	}
+	if form.Prompt, err = t.SentPrompt(c.Request().Context(), uc); err != nil {
 		form.PromptError = err.Error()
 	}
 	return render(c, http.StatusOK, views.TaskEditPage(form))

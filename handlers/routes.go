@@ -54,6 +54,13 @@ func (h *Handler) routes(e *echo.Echo) {
 	e.POST("/tasks/:task", h.updateTask)
 	e.POST("/tasks/:task/delete", h.deleteTask)
 
+	e.GET("/usecases", h.showUseCases)
+	e.POST("/usecases", h.createUseCasePage)
+	e.POST("/usecases/import", h.importUseCasePage)
+	e.GET("/usecases/:usecase/edit", h.editUseCasePage)
+	e.POST("/usecases/:usecase", h.updateUseCasePage)
+	e.POST("/usecases/:usecase/delete", h.deleteUseCasePage)
+
 	e.GET("/collections", h.showCollections)
 	e.POST("/collections", h.createCollection)
 	e.GET("/collections/:collection", h.showCollection)
@@ -214,6 +221,12 @@ func (h *Handler) apiRoutes() []apiRoute {
 		{method: get, path: "/recommend", handler: h.apiRecommend, summary: "Which model to use for a use case or category: the models of your finished runs on its tasks, best first by its cost priority (overall with 95 % CI, cost per 1,000 tasks, median latency, tokens/s, n, Pareto front, reason), then those left out and why; candidates from the providers' model lists when none qualifies",
 			query: "usecase category budget_usd_per_1k min_overall max_latency_ms min_items cost_priority", out: runs.Recommendation{}, errs: []int{http.StatusNotFound}},
 		{method: get, path: "/usecases", handler: h.apiUseCases, summary: "The use case → category hierarchy with task counts", out: []store.UseCase{}},
+		{method: post, path: "/usecases", handler: h.apiCreateUseCase, summary: "Save a use case (goal, constraints, defaults)", in: store.UseCaseInput{}, out: store.UseCase{}, status: http.StatusCreated, errs: conflict},
+		{method: post, path: "/usecases/import", handler: h.apiImportUseCase, summary: "Import a use-case file (YAML; ${VAR:-default} expands from the server's environment), saved by its name: 201 created, 200 updated",
+			upload: true, out: UseCaseImported{}, also: map[int]any{http.StatusCreated: UseCaseImported{}}, invalid: ImportErrorJSON{}},
+		{method: get, path: "/usecases/:usecase", handler: h.apiGetUseCase, summary: "Show a saved use case with its categories", out: store.UseCase{}},
+		{method: put, path: "/usecases/:usecase", handler: h.apiUpdateUseCase, summary: "Update a use case (a new name carries to its tasks)", in: store.UseCaseInput{}, out: store.UseCase{}, errs: conflict},
+		{method: del, path: "/usecases/:usecase", handler: h.apiDeleteUseCase, summary: "Forget a use case's saved fields (its tasks keep naming it)"},
 		{method: post, path: "/tasks", handler: h.apiCreateTask, summary: "Create a task", in: store.TaskInput{}, out: store.Task{}, status: http.StatusCreated, errs: conflict},
 		{method: get, path: "/tasks/export", handler: h.apiExportTasks, summary: "Export tasks as a file that imports back to the same tasks (every field): TaskBench/Tribunal YAML, JSONL or CSV; all tasks, or a collection's, category's or use case's",
 			query: "format collection_id category usecase", media: []string{"application/yaml", "application/x-ndjson", "text/csv"}},

@@ -69,8 +69,12 @@ func (h *Handler) previewStylePage(c echo.Context) error {
 	// The judge and the item as a run would freeze them, through the
 	// engine's own prompt building.
 	judge := store.RunJudge{ScaleMin: in.ScaleMin, ScaleMax: in.ScaleMax, Metrics: metrics, PromptTemplate: in.PromptTemplate}
+	uc, err := h.store.PromptUseCaseOf(ctx, task.UseCase)
+	if err != nil {
+		return err
+	}
 	item := &store.WorkItem{Task: store.RunTask{TaskKey: task.TaskKey, Question: task.Question, Excellent: task.Excellent, Good: task.Good,
-		Pass: task.Pass, IncorrectAnswerDirection: task.IncorrectAnswerDirection, TaskFields: task.TaskFields}}
+		Pass: task.Pass, IncorrectAnswerDirection: task.IncorrectAnswerDirection, TaskFields: task.TaskFields, UseCaseFields: uc}}
 	// The sample answers the last turn; earlier turns get a placeholder.
 	answers := make([]string, len(item.Task.AllTurns()))
 	for i := range answers {

@@ -3,11 +3,14 @@
 // leaving out the empty ones:
 //
 //  1. the description or question (a multi-turn task's first turn);
+//     then "## Goal": its use case's goal;
 //  2. "## Input data": the task's input (inline, or the file it named,
 //     read at import);
 //  3. "## Output format": the format, emphasised;
 //  4. "## CRITICAL CONSTRAINTS": every constraint, one a line, with
 //     min_words, max_words, required_fields and the like written out in words;
+//     the task's own first, then its use case's (chunk_min: 500 → "Chunk: at
+//     least 500.");
 //  5. "## Examples of good outputs";
 //  6. "## Final instructions": a fixed closing paragraph.
 //
@@ -23,6 +26,8 @@ package prompt
 import (
 	"context"
 	"fmt"
+	"sort"
+	"strconv"
 	"strings"
 
 	"tribunal/rubric"
@@ -47,13 +52,77 @@ type Task struct {
 	Constraints    string   // "Output format: x" first paragraph, then one constraint a line
 	Examples       string   // examples of good outputs
 	PromptTemplate string   // a task's own layout; "" uses the built-in one
+	UseCase        UseCase  // what the task's use case adds
 }
 
-// Fields are what a prompt_template can read: .Question, .Input,
-// .OutputFormat, .Constraints (the list, in words), .Examples and
-// .FinalInstructions.
+// UseCase is what a task's use case adds to the prompts of its model and its
+// judges (seed 004 §11): the goal, notes for the judge, and the constraints
+// every task of the use case shares. A run freezes it with its tasks.
+type UseCase struct {
+	Goal  string `json:"goal,omitempty"`
+	Notes string `json:"notes,omitempty"`
+	// Constraints are scalars by key: numbers, booleans and text.
+	Constraints map[string]any `json:"constraints,omitempty"`
+}
+
+// ConstraintWords writes a use case's constraints out in words, one a line,
+// by key: NAME_min and NAME_max as bounds, booleans as required or not,
+// anything else as "Key: value".
+func (u UseCase) ConstraintWords() []string {
+	keys := make([]string, 0, len(u.Constraints))
+	for k := range u.Constraints {
+		keys = append(keys, k)
+	}
+	// A NAME_min reads before its NAME_max.
+	order := func(k string) string {
+		if base, ok := strings.CutSuffix(k, "_min"); ok {
+			return base + "\x00"
+		}
+		if base, ok := strings.CutSuffix(k, "_max"); ok {
+			return base + "\x01"
+		}
+		return k
+	}
+	sort.Slice(keys, func(i, j int) bool { return order(keys[i]) < order(keys[j]) })
+	out := make([]string, 0, len(keys))
+	for _, k := range keys {
+		out = append(out, constraintInWords(k, u.Constraints[k]))
+	}
+	return out
+}
+
+func constraintInWords(key string, v any) string {
+	var val string
+	switch x := v.(type) {
+	case bool:
+		name := key
+		if base, ok := strings.CutSuffix(key, "_required"); ok && base != "" {
+			name = base
+		}
+		if x {
+			return words(name) + ": required."
+		}
+		return words(name) + ": not required."
+	case float64:
+		val = strconv.FormatFloat(x, 'f', -1, 64)
+	default:
+		val = strings.TrimSpace(fmt.Sprint(x))
+	}
+	switch base, isMin := strings.CutSuffix(key, "_min"); {
+	case isMin && base != "":
+		return words(base) + ": at least " + val + "."
+	case strings.HasSuffix(key, "_max") && len(key) > 4:
+		return words(strings.TrimSuffix(key, "_max")) + ": at most " + val + "."
+	}
+	return inWords(key + ": " + val)
+}
+
+// Fields are what a prompt_template can read: .Question, .Goal (the use
+// case's), .Input, .OutputFormat, .Constraints (the list, in words, the use
+// case's included), .Examples and .FinalInstructions.
 type Fields struct {
 	Question          string
+	Goal              string
 	Input             string
 	OutputFormat      string
 	Constraints       []string
@@ -68,7 +137,7 @@ func Build(ctx context.Context, t Task) (string, error) {
 	if strings.TrimSpace(t.PromptTemplate) != "" {
 		return render(ctx, t.PromptTemplate, f)
 	}
-	if f.Input == "" && f.OutputFormat == "" && len(f.Constraints) == 0 && f.Examples == "" {
+	if f.Goal == "" && f.Input == "" && f.OutputFormat == "" && len(f.Constraints) == 0 && f.Examples == "" {
 		return f.Question, nil
 	}
 	var b strings.Builder
@@ -78,6 +147,7 @@ func Build(ctx context.Context, t Task) (string, error) {
 			fmt.Fprintf(&b, "\n\n## %s\n%s", title, body)
 		}
 	}
+	section("Goal", f.Goal)
 	section("Input data", f.Input)
 	if f.OutputFormat != "" {
 		section("Output format", "**Your output MUST be in this format: "+f.OutputFormat+"**")
@@ -102,7 +172,8 @@ func fieldsOf(t Task) Fields {
 			cons = append(cons, inWords(line))
 		}
 	}
-	return Fields{Question: q, Input: strings.TrimSpace(t.Input), OutputFormat: format, Constraints: cons,
+	cons = append(cons, t.UseCase.ConstraintWords()...)
+	return Fields{Question: q, Goal: strings.TrimSpace(t.UseCase.Goal), Input: strings.TrimSpace(t.Input), OutputFormat: format, Constraints: cons,
 		Examples: strings.TrimSpace(t.Examples), FinalInstructions: finalInstructions}
 }
 
@@ -157,7 +228,8 @@ func Check(ctx context.Context, tmpl string) error {
 	if strings.TrimSpace(tmpl) == "" {
 		return nil
 	}
-	_, err := render(ctx, tmpl, fieldsOf(Task{Question: "Q", Input: "I", Constraints: "Output format: text\n\nmin_words: 1", Examples: "E"}))
+	_, err := render(ctx, tmpl, fieldsOf(Task{Question: "Q", Input: "I", Constraints: "Output format: text\n\nmin_words: 1", Examples: "E",
+		UseCase: UseCase{Goal: "G", Constraints: map[string]any{"chunk_min": 1.0}}}))
 	return err
 }
 

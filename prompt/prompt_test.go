@@ -10,6 +10,7 @@ import (
 
 	"tribunal/importer"
 	"tribunal/prompt"
+	"tribunal/runfile"
 	"tribunal/store"
 )
 
@@ -32,9 +33,23 @@ func importTask(t *testing.T, path string) store.Task {
 		InputData: in.Input, PromptTemplate: in.PromptTemplate}}
 }
 
+// useCase reads a use-case file as `tribunal import` does.
+func useCase(t *testing.T, path string) prompt.UseCase {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	in, err := runfile.ParseUseCase(path, data, func(string) (string, bool) { return "", false })
+	if err != nil {
+		t.Fatal(err)
+	}
+	return in.PromptUseCase()
+}
+
 func TestTaskBenchPromptGolden(t *testing.T) {
 	task := importTask(t, "testdata/lecture_concepts.yaml")
-	got, err := task.SentPrompt(context.Background())
+	got, err := task.SentPrompt(context.Background(), useCase(t, "testdata/lectures.usecase.yaml"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -52,9 +67,10 @@ func TestTaskBenchPromptGolden(t *testing.T) {
 		t.Errorf("prompt differs from %s (go test ./prompt -update rewrites it):\n%s", golden, got)
 	}
 	// The six parts, in the order the package doc gives.
-	parts := []string{"Extract the key teaching concepts", "## Input data\n00:00:05 Good morning",
+	parts := []string{"Extract the key teaching concepts", "## Goal\nTurn lecture transcripts into study material", "## Input data\n00:00:05 Good morning",
 		"## Output format\n**Your output MUST be in this format: csv**", "## CRITICAL CONSTRAINTS",
 		"At least 20 words.", "At most 400 words.", "Include every one of these fields: concept, start_time, end_time.",
+		"- Chunk: at least 500.", "- Chunk: at most 2000.", "- Coverage: required.",
 		"## Examples of good outputs", "Gradient descent,00:00:45,00:04:30", "## Final instructions"}
 	at := 0
 	for _, p := range parts {
@@ -64,7 +80,7 @@ func TestTaskBenchPromptGolden(t *testing.T) {
 		}
 		at += i + len(p)
 	}
-	for _, judgeOnly := range []string{"JUDGE-ONLY", "Evaluation criteria", "Time spans match the transcript", "input_type"} {
+	for _, judgeOnly := range []string{"JUDGE-ONLY", "Evaluation criteria", "Time spans match the transcript", "input_type", "Students revise"} {
 		if strings.Contains(got, judgeOnly) {
 			t.Errorf("the prompt shows judge-only text %q", judgeOnly)
 		}

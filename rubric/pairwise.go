@@ -45,6 +45,7 @@ type PairInput struct {
 	IncorrectAnswerDirection string
 	Constraints              string
 	JudgeInstructions        string
+	UseCase                  UseCase
 }
 
 // PairwiseTemplate lays out a task and two answers for a judge that picks

@@ -70,9 +70,26 @@ ANSWER>>>
 
 Grade the answer on each metric from {{.ScaleMin}} to {{.ScaleMax}}. Reply with the JSON object only.`
 
-// contextSections show a task's constraints, references and judge-only
-// instructions, in every built-in prompt; empty ones are left out.
-const contextSections = `{{- with .Constraints}}
+// contextSections show a task's use case, constraints, references and
+// judge-only instructions, in every built-in prompt; empty ones are left out.
+const contextSections = `{{- with .UseCase.Goal}}
+
+## Goal of the use case
+{{.}}
+{{- end}}
+{{- with .UseCase.Constraints}}
+
+## Use-case constraints to respect
+{{- range .}}
+- {{.}}
+{{- end}}
+{{- end}}
+{{- with .UseCase.Notes}}
+
+## Use-case notes
+{{.}}
+{{- end}}
+{{- with .Constraints}}
 
 ## Constraints to respect
 {{.}}
@@ -125,8 +142,18 @@ type Input struct {
 	// model calls (0 for a model target).
 	ToolCalls          string
 	AgentTurns         int
+	UseCase            UseCase
 	Metrics            []Metric
 	ScaleMin, ScaleMax int
+}
+
+// UseCase is what the task's use case tells the judge: its goal, its
+// constraints in words (one a line) and its notes; empty when the task has
+// no saved use case.
+type UseCase struct {
+	Goal        string
+	Constraints []string
+	Notes       string
 }
 
 var funcs = template.FuncMap{"inc": func(i int) int { return i + 1 }}
@@ -152,7 +179,8 @@ func Parse(ctx context.Context, text string) (*template.Template, error) {
 		return nil, fmt.Errorf("prompt template: %w", err)
 	}
 	sample := Input{Question: "Q", Turns: []string{"Q", "Q2"}, Answers: []string{"A", "A2"}, Response: "A2",
-		ToolCalls: `1. [turn 1] search({"q":"Q"}) → R`, AgentTurns: 2, Metrics: BuiltinMetrics, ScaleMin: 1, ScaleMax: 10}
+		ToolCalls: `1. [turn 1] search({"q":"Q"}) → R`, AgentTurns: 2, Metrics: BuiltinMetrics, ScaleMin: 1, ScaleMax: 10,
+		UseCase: UseCase{Goal: "G", Constraints: []string{"C"}, Notes: "N"}}
 	if _, err := Render(ctx, t, sample); err != nil {
 		return nil, err
 	}

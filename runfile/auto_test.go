@@ -22,8 +22,8 @@ func TestModelsAuto(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !f.AutoModels || f.UseCase != "support" || f.Category != "" || len(f.Targets) != 0 {
-		t.Errorf("auto %v, usecase %q, category %q, targets %+v", f.AutoModels, f.UseCase, f.Category, f.Targets)
+	if !f.AutoModels || f.UseCase.Name != "support" || f.Category != "" || len(f.Targets) != 0 {
+		t.Errorf("auto %v, usecase %q, category %q, targets %+v", f.AutoModels, f.UseCase.Name, f.Category, f.Targets)
 	}
 	// Listed targets stay beside the recommended ones.
 	f, err = Parse("run.yaml", []byte(autoRun+"targets:\n  - {provider: local, model: mine}\n"), ".", env(nil))

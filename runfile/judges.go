@@ -175,16 +175,39 @@ func (p *reader) metrics(root *node) {
 		f.lines["system_prompt"] = n.line
 		f.SystemPrompt = p.str(n, "system_prompt")
 	}
-	checksOnly := len(f.Metrics) > 0
-	for _, m := range f.Metrics {
-		checksOnly = checksOnly && strings.HasPrefix(m, "check_")
-	}
 	for i, m := range f.Metrics {
 		if t, ok := strings.CutPrefix(m, "check_"); ok && !slices.Contains(store.CheckTypes, t) {
 			p.errf(f.LineOf(fmt.Sprintf("metrics[%d]", i)), fmt.Sprintf("metrics[%d]", i), "unknown check %q (checks: %s)", t, strings.Join(store.CheckTypes, ", "))
 		}
 	}
-	if len(f.Judges) == 0 && !checksOnly && root.get("judge") == nil && root.get("judges") == nil {
-		p.errf(root.line, "judge", "is required: judge: {provider: …, model: …}, a panel (judges:), or metrics: [check_…] for a run scored by checks alone")
+	if len(f.Judges) == 0 && !f.ChecksOnly() && f.UseCase.Name == "" && root.get("judge") == nil && root.get("judges") == nil {
+		p.errf(root.line, "judge", "is required: judge: {provider: …, model: …}, a panel (judges:), usecase: a use case with a default_judge_model, or metrics: [check_…] for a run scored by checks alone")
 	}
+}
+
+// ChecksOnly reports whether the run counts reference checks alone
+// (metrics: [check_…]), so it needs no judge.
+func (f *File) ChecksOnly() bool {
+	only := len(f.Metrics) > 0
+	for _, m := range f.Metrics {
+		only = only && strings.HasPrefix(m, "check_")
+	}
+	return only
+}
+
+// UseCaseJudge is the judge of a run file that names a use case and no
+// judge: the use case's default judge model, asked through the one provider
+// the file's model targets use. ok is false, with why, when that is not one
+// provider.
+func (f *File) UseCaseJudge(model string) (j Judge, why string) {
+	var providers []string
+	for _, t := range f.Targets {
+		if t.Provider != "" && !slices.Contains(providers, t.Provider) {
+			providers = append(providers, t.Provider)
+		}
+	}
+	if len(providers) != 1 {
+		return Judge{}, fmt.Sprintf("its targets use %d providers, so the judge's is not clear: add judge: {provider: …, model: %q}", len(providers), model)
+	}
+	return Judge{Provider: providers[0], Model: model, Line: f.UseCase.Line}, ""
 }

@@ -63,13 +63,20 @@ func (p *reader) str(n *node, field string) string {
 func (p *reader) expand(n *node, field string) string {
 	s := p.str(n, field)
 	out, missing, bad := expandEnv(s, p.lookup)
-	if bad != "" {
-		p.errf(n.line, field, "%s", bad)
-	}
-	for _, v := range missing {
-		p.errf(n.line, field, "environment variable %s is not set (write ${%s:-default} for a default)", v, v)
+	if bad != "" || len(missing) > 0 { // only text has them, so n is not nil
+		p.envProblems(n.line, field, missing, bad)
 	}
 	return out
+}
+
+// envProblems reports what expandEnv found wrong in a field.
+func (p *reader) envProblems(line int, field string, missing []string, bad string) {
+	if bad != "" {
+		p.errf(line, field, "%s", bad)
+	}
+	for _, v := range missing {
+		p.errf(line, field, "environment variable %s is not set (write ${%s:-default} for a default)", v, v)
+	}
 }
 
 func (p *reader) num(n *node, field string) (float64, bool) {

@@ -82,11 +82,16 @@ type File struct {
 	// AutoModels (models: auto): the top AutoModelCount models recommended
 	// for UseCase (or Category) join Targets when the run starts.
 	AutoModels bool
-	// UseCase or Category names what the run is for: the tasks a
-	// recommendation reads. They pick no tasks.
-	UseCase, Category string
-	// Judges is the judge (one) or the panel (judges:); empty for checks-only runs.
-	Judges       []Judge
+	// Judges is the judge (one) or the panel (judges:); empty for checks-only
+	// runs, and for a run whose judge is its use case's default_judge_model
+	// (resolved when the run starts).
+	Judges []Judge
+	// UseCase names what the run is for: the file's tasks that name no use
+	// case join it, its default_judge_model judges a run without judge:, and
+	// models: auto reads its recommendation. Category scopes models: auto
+	// instead; it picks no tasks.
+	UseCase  Named
+	Category string
 	Metrics      []string
 	Weights      map[string]float64
 	Repeats      int
@@ -256,6 +261,12 @@ func (p *reader) file(root *node) {
 	f.Out = p.str(root.get("out"), "out")
 	p.providers(root.get("providers"))
 	p.tasks(root.get("tasks"))
+	if n := root.get("usecase"); n != nil {
+		f.UseCase = Named{Name: p.expand(n, "usecase"), Line: n.line}
+		for i := range f.Tasks {
+			f.Tasks[i].UseCase = cmp.Or(f.Tasks[i].UseCase, f.UseCase.Name)
+		}
+	}
 	f.Collection = p.str(root.get("collection"), "collection")
 	if f.Collection == "" && len(f.Tasks) > 0 {
 		f.Collection = "run file " + stem(p.name)
@@ -273,7 +284,6 @@ func (p *reader) file(root *node) {
 		f.TaskIDs = p.strList(n, "task_ids", false)
 		f.lines["task_ids"] = n.line
 	}
-	f.UseCase = p.expand(root.get("usecase"), "usecase")
 	f.Category = p.expand(root.get("category"), "category")
 	p.autoModels(root)
 	if !f.AutoModels || root.get("targets") != nil {
@@ -292,7 +302,7 @@ const AutoModelCount = 3
 // to recommend for; targets: may then be left out.
 func (p *reader) autoModels(root *node) {
 	f := p.f
-	if f.UseCase != "" && f.Category != "" {
+	if f.UseCase.Name != "" && f.Category != "" {
 		p.errf(root.get("category").line, "category", "give usecase: or category:, not both")
 	}
 	n := root.get("models")
@@ -303,7 +313,7 @@ func (p *reader) autoModels(root *node) {
 	case strings.EqualFold(v, "auto"):
 		f.AutoModels = true
 		f.lines["models"] = n.line
-		if f.UseCase == "" && f.Category == "" {
+		if f.UseCase.Name == "" && f.Category == "" {
 			p.errf(n.line, "models", "auto recommends models for a use case: add usecase: NAME (or category: NAME)")
 		}
 	case v != "":

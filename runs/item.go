@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"tribunal/engine"
+	"tribunal/prompt"
 	"tribunal/rubric"
 	"tribunal/store"
 	"tribunal/trajectory"
@@ -79,21 +80,24 @@ type ItemDetail struct {
 
 // ItemTask is the task as the run froze it.
 type ItemTask struct {
-	TaskID                   string        `json:"task_id"`
-	Category                 string        `json:"category"`
-	Subcategory              string        `json:"subcategory,omitempty"`
-	UseCase                  string        `json:"usecase,omitempty"`
-	Question                 string        `json:"question"`
-	Reference                string        `json:"reference,omitempty"`
-	Excellent                string        `json:"excellent,omitempty"`
-	Good                     string        `json:"good,omitempty"`
-	Pass                     string        `json:"pass,omitempty"`
-	IncorrectAnswerDirection string        `json:"incorrect_answer_direction,omitempty"`
-	Constraints              string        `json:"constraints,omitempty"`
-	Examples                 string        `json:"examples,omitempty"`
-	JudgeInstructions        string        `json:"judge_instructions,omitempty"`
-	Tags                     []string      `json:"tags"`
-	Checks                   []store.Check `json:"checks"`
+	TaskID      string `json:"task_id"`
+	Category    string `json:"category"`
+	Subcategory string `json:"subcategory,omitempty"`
+	UseCase     string `json:"usecase,omitempty"`
+	// UseCaseFields is what the saved use case added to the prompts, as the
+	// run froze it; absent without one.
+	UseCaseFields            *prompt.UseCase `json:"usecase_fields,omitempty"`
+	Question                 string          `json:"question"`
+	Reference                string          `json:"reference,omitempty"`
+	Excellent                string          `json:"excellent,omitempty"`
+	Good                     string          `json:"good,omitempty"`
+	Pass                     string          `json:"pass,omitempty"`
+	IncorrectAnswerDirection string          `json:"incorrect_answer_direction,omitempty"`
+	Constraints              string          `json:"constraints,omitempty"`
+	Examples                 string          `json:"examples,omitempty"`
+	JudgeInstructions        string          `json:"judge_instructions,omitempty"`
+	Tags                     []string        `json:"tags"`
+	Checks                   []store.Check   `json:"checks"`
 }
 
 // Turn is one user turn and the model's answer to it ("" before it answered).
@@ -266,7 +270,7 @@ func itemDetail(run *store.Run, w *store.WorkItem) *ItemDetail {
 		Task: ItemTask{TaskID: t.TaskKey, Category: t.Category, Subcategory: t.Subcategory, UseCase: t.UseCase,
 			Question: t.Question, Reference: t.Reference, Excellent: t.Excellent, Good: t.Good, Pass: t.Pass,
 			IncorrectAnswerDirection: t.IncorrectAnswerDirection, Constraints: t.Constraints, Examples: t.Examples,
-			JudgeInstructions: t.JudgeInstructions, Tags: nonNil(t.Tags), Checks: nonNil(t.Checks)},
+			JudgeInstructions: t.JudgeInstructions, Tags: nonNil(t.Tags), Checks: nonNil(t.Checks), UseCaseFields: frozenUseCase(t.UseCaseFields)},
 		TargetID: w.Target.ID, Provider: w.Target.ProviderName, Model: w.Target.Model, Repeat: w.RepeatIndex, Repeats: run.Repeats,
 		Status: w.Status, FailedPhase: w.FailedPhase, Error: w.Error, Response: w.Response,
 		SystemPrompt: engine.SystemPrompt(w, run.Options),
@@ -383,4 +387,12 @@ func nonNil[T any](s []T) []T {
 		return []T{}
 	}
 	return s
+}
+
+// frozenUseCase is nil for a task that froze no use case.
+func frozenUseCase(u prompt.UseCase) *prompt.UseCase {
+	if u.Goal == "" && u.Notes == "" && len(u.Constraints) == 0 {
+		return nil
+	}
+	return &u
 }

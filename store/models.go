@@ -328,6 +328,9 @@ type RunTask struct {
 	Pass                     string
 	IncorrectAnswerDirection string
 	TaskFields
+	// UseCaseFields is what the task's saved use case added to its prompts
+	// when the run was created (empty without one).
+	UseCaseFields prompt.UseCase `gorm:"column:usecase_fields;serializer:json"`
 }
 
 // AllTurns is the task's user turns: Turns, or the question alone.
@@ -339,21 +342,32 @@ func (t *RunTask) AllTurns() []string {
 }
 
 // SentPrompt is the first user message a run would send the task's model
-// (package prompt).
-func (t *Task) SentPrompt(ctx context.Context) (string, error) {
-	return prompt.Build(ctx, t.PromptTask(t.Question))
+// (package prompt), given what its use case adds (uc).
+func (t *Task) SentPrompt(ctx context.Context, uc prompt.UseCase) (string, error) {
+	pt := t.PromptTask(t.Question)
+	pt.UseCase = uc
+	return prompt.Build(ctx, pt)
 }
 
 // SentTurns are the user turns the model under test is sent: AllTurns with
-// the first replaced by the prompt package prompt builds from the task.
+// the first replaced by the prompt package prompt builds from the task and
+// its frozen use case.
 func (t *RunTask) SentTurns(ctx context.Context) ([]string, error) {
-	first, err := prompt.Build(ctx, t.PromptTask(t.Question))
+	pt := t.PromptTask(t.Question)
+	pt.UseCase = t.UseCaseFields
+	first, err := prompt.Build(ctx, pt)
 	if err != nil {
 		return nil, err
 	}
 	turns := slices.Clone(t.AllTurns())
 	turns[0] = first
 	return turns, nil
+}
+
+// JudgeUseCase is what the task's frozen use case tells its judges.
+func (t *RunTask) JudgeUseCase() rubric.UseCase {
+	u := t.UseCaseFields
+	return rubric.UseCase{Goal: u.Goal, Constraints: u.ConstraintWords(), Notes: u.Notes}
 }
 
 // ItemStatus is the life of one (task, target) pair; see engine/doc.go.

@@ -506,8 +506,9 @@ func (s *Store) RerunRun(ctx context.Context, sourceID int64, triggeredBy, snaps
 				return fmt.Errorf("store: rerun judges: %w", err)
 			}
 		}
-		err = tx.conn(ctx).Exec(`INSERT INTO run_tasks (run_id, task_id, `+runTaskColumns+`)
-			SELECT ?, task_id, `+runTaskColumns+` FROM run_tasks WHERE run_id = ? ORDER BY id`, run.ID, src.ID).Error
+		// The re-run keeps the use cases' fields its source froze.
+		err = tx.conn(ctx).Exec(`INSERT INTO run_tasks (run_id, task_id, `+runTaskColumns+`, usecase_fields)
+			SELECT ?, task_id, `+runTaskColumns+`, usecase_fields FROM run_tasks WHERE run_id = ? ORDER BY id`, run.ID, src.ID).Error
 		if err != nil {
 			return fmt.Errorf("store: rerun tasks: %w", err)
 		}

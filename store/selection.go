@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"math/rand/v2"
 	"strings"
@@ -103,18 +104,43 @@ func (s *Store) freezeTasks(ctx context.Context, runID int64, in RunInput) error
 		if err != nil {
 			return fmt.Errorf("store: freeze run tasks: %w", err)
 		}
-		return nil
+		return s.freezeUseCases(ctx, runID)
 	}
 	picked, err := s.pickTasks(ctx, in)
 	if err != nil {
 		return err
 	}
-	return inChunks(picked, func(part []int64) error {
+	err = inChunks(picked, func(part []int64) error {
 		if err := s.conn(ctx).Exec(insert+`t.id IN ? ORDER BY t.task_key`, runID, part).Error; err != nil {
 			return fmt.Errorf("store: freeze run tasks: %w", err)
 		}
 		return nil
 	})
+	if err != nil {
+		return err
+	}
+	return s.freezeUseCases(ctx, runID)
+}
+
+// freezeUseCases copies what each saved use case of the run's tasks adds to
+// their prompts into the run's tasks: one statement per use case.
+func (s *Store) freezeUseCases(ctx context.Context, runID int64) error {
+	var saved []useCaseRow
+	err := s.conn(ctx).Where("name IN (SELECT DISTINCT usecase FROM run_tasks WHERE run_id = ?)", runID).Find(&saved).Error
+	if err != nil {
+		return fmt.Errorf("store: freeze use cases: %w", err)
+	}
+	for _, uc := range saved {
+		fields, err := json.Marshal(uc.PromptUseCase())
+		if err != nil {
+			return fmt.Errorf("store: freeze use case %q: %w", uc.Name, err)
+		}
+		if err := s.conn(ctx).Model(&RunTask{}).Where("run_id = ? AND usecase = ?", runID, uc.Name).
+			Update("usecase_fields", string(fields)).Error; err != nil {
+			return fmt.Errorf("store: freeze use case %q: %w", uc.Name, err)
+		}
+	}
+	return nil
 }
 
 // pickTasks lists the ids of the tasks a run that does not take all of its

@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"gorm.io/gorm"
+
+	"tribunal/prompt"
 )
 
 // Cost priorities of a use case: what a recommendation trades first.
@@ -267,6 +269,40 @@ func (s *Store) SaveUseCase(ctx context.Context, in UseCaseInput) (uc *UseCase, 
 	}
 	uc, err = s.UpdateUseCase(ctx, id, in)
 	return uc, false, err
+}
+
+// DeleteUseCase forgets a saved use case's own fields; its tasks keep
+// naming it, so it stays listed as a task-only use case while they do.
+func (s *Store) DeleteUseCase(ctx context.Context, id int64) error {
+	res := s.conn(ctx).Delete(&useCaseRow{}, id)
+	if res.Error != nil {
+		return fmt.Errorf("store: delete use case: %w", res.Error)
+	}
+	if res.RowsAffected == 0 {
+		return fmt.Errorf("store: delete use case: %w", notFound(gorm.ErrRecordNotFound, "use case", id))
+	}
+	return nil
+}
+
+// PromptUseCase is what the use case adds to its tasks' prompts.
+func (in UseCaseInput) PromptUseCase() prompt.UseCase {
+	return prompt.UseCase{Goal: in.Goal, Notes: strings.TrimSpace(in.Notes), Constraints: in.Constraints}
+}
+
+// PromptUseCaseOf is what the saved use case of that name adds to its
+// tasks' prompts; nothing for a name never saved (or "").
+func (s *Store) PromptUseCaseOf(ctx context.Context, name string) (prompt.UseCase, error) {
+	if strings.TrimSpace(name) == "" {
+		return prompt.UseCase{}, nil
+	}
+	uc, err := s.UseCaseNamed(ctx, name)
+	if errors.Is(err, ErrNotFound) {
+		return prompt.UseCase{}, nil
+	}
+	if err != nil {
+		return prompt.UseCase{}, err
+	}
+	return uc.PromptUseCase(), nil
 }
 
 func useCaseConflict(err error, name string) error {

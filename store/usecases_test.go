@@ -95,3 +95,72 @@ func TestUseCaseInputChecks(t *testing.T) {
 		}
 	}
 }
+
+// TestRunFreezesUseCaseFields: a run's tasks, picked by hand or a whole
+// collection, carry their saved use case's goal, notes and constraints; a
+// task without a saved one carries nothing; deleting the use case leaves
+// the run as it was.
+func TestRunFreezesUseCaseFields(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, st *store.Store) {
+		ctx := context.Background()
+		p, err := st.CreateProvider(ctx, store.ProviderInput{Name: "p", BaseURL: "http://127.0.0.1:9"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var refs []store.TaskRef
+		for _, tk := range []store.TaskInput{
+			{TaskKey: "a", Category: "c", Question: "q", UseCase: "lectures"},
+			{TaskKey: "b", Category: "c", Question: "q", UseCase: "unsaved"},
+			{TaskKey: "c", Category: "c", Question: "q"},
+		} {
+			task, err := st.CreateTask(ctx, tk)
+			if err != nil {
+				t.Fatal(err)
+			}
+			refs = append(refs, store.TaskRef{ID: task.ID})
+		}
+		uc, err := st.CreateUseCase(ctx, store.UseCaseInput{Name: "lectures", Goal: "Chunk", Notes: "N", Constraints: map[string]any{"chunk_min": 500}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		col, err := st.CreateCollection(ctx, store.CollectionInput{Name: "all", TaskIDs: &refs})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for name, picked := range map[string][]store.TaskRef{"whole collection": nil, "hand-picked": refs[:2]} {
+			run, err := st.CreateRun(ctx, store.RunInput{Targets: []store.ModelRef{{ProviderID: p.ID, Model: "m"}},
+				Judge: &store.ModelRef{ProviderID: p.ID, Model: "j"}, CollectionIDs: []int64{col.ID}, TaskIDs: picked})
+			if err != nil {
+				t.Fatal(err)
+			}
+			tasks, err := st.RunTaskList(ctx, run.ID)
+			if err != nil || len(tasks) < 2 {
+				t.Fatalf("%s: %d tasks, %v", name, len(tasks), err)
+			}
+			if f := tasks[0].UseCaseFields; f.Goal != "Chunk" || f.Notes != "N" || f.Constraints["chunk_min"] != 500.0 {
+				t.Errorf("%s: task a froze %+v", name, f)
+			}
+			if f := tasks[1].UseCaseFields; f.Goal != "" || len(f.Constraints) != 0 {
+				t.Errorf("%s: task b (no saved use case) froze %+v", name, f)
+			}
+			if _, err := st.SetRunStatus(ctx, run.ID, store.RunCancelled, store.RunPending); err != nil {
+				t.Fatal(err)
+			}
+		}
+
+		// Deleting forgets the saved fields; the tasks keep the name.
+		if err := st.DeleteUseCase(ctx, uc.ID); err != nil {
+			t.Fatal(err)
+		}
+		if err := st.DeleteUseCase(ctx, uc.ID); !errors.Is(err, store.ErrNotFound) {
+			t.Errorf("deleting twice: %v", err)
+		}
+		if got, err := st.PromptUseCaseOf(ctx, "lectures"); err != nil || got.Goal != "" {
+			t.Errorf("PromptUseCaseOf after delete = %+v, %v", got, err)
+		}
+		list, _ := st.UseCases(ctx)
+		if len(list) != 3 || list[1].Name != "lectures" || list[1].ID != 0 || list[1].Tasks != 1 { // "", lectures, unsaved
+			t.Errorf("UseCases after delete = %+v", list)
+		}
+	})
+}

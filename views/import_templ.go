@@ -124,7 +124,7 @@ func ImportPage(f ImportForm, preview templ.Component) templ.Component {
 				}()
 			}
 			ctx = templ.InitializeContext(ctx)
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 1, "<hgroup><h1>Import tasks</h1><p>CSV (seed columns; headers matched loosely, other columns kept as metadata), JSONL (GSM8K's question/answer lines too), YAML task definitions, promptfoo configs, MT-Bench question.jsonl or OpenAI-evals JSONL. All or nothing: a file with bad rows imports nothing; a task whose task_id exists is updated, not duplicated. A file without categories takes the collection's name, or else its own.</p></hgroup>")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 1, "<hgroup><h1>Import tasks</h1><p>CSV (seed columns; headers matched loosely, other columns kept as metadata), JSONL (GSM8K's question/answer lines too), YAML task definitions, promptfoo configs, MT-Bench question.jsonl or OpenAI-evals JSONL. All or nothing: a file with bad rows imports nothing; a task whose task_id exists is updated, not duplicated. A file without categories takes the collection's name, or else its own. Use-case files import on the <a href=\"/usecases#new-usecase\">Use cases</a> page.</p></hgroup>")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}

@@ -1,0 +1,1 @@
+ALTER TABLE run_tasks DROP COLUMN usecase_fields;
