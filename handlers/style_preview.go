@@ -68,7 +68,8 @@ func (h *Handler) previewStylePage(c echo.Context) error {
 	}
 	// The judge and the item as a run would freeze them, through the
 	// engine's own prompt building.
-	judge := store.RunJudge{ScaleMin: in.ScaleMin, ScaleMax: in.ScaleMax, Metrics: metrics, PromptTemplate: in.PromptTemplate}
+	judge := store.RunJudge{ScaleMin: in.ScaleMin, ScaleMax: in.ScaleMax, Metrics: metrics, PromptTemplate: in.PromptTemplate,
+		AsksViolations: in.AsksViolations}
 	item := &store.WorkItem{Task: store.RunTask{TaskKey: task.TaskKey, Question: task.Question, Excellent: task.Excellent, Good: task.Good,
 		Pass: task.Pass, IncorrectAnswerDirection: task.IncorrectAnswerDirection, TaskFields: task.TaskFields}}
 	// The sample answers the last turn; earlier turns get a placeholder.

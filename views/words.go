@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"tribunal/checks"
+	"tribunal/rubric"
 	"tribunal/store"
 )
 
@@ -279,4 +280,21 @@ func SourceTypeWord(t store.SourceType) string {
 		return "Langfuse"
 	}
 	return string(t)
+}
+
+// ViolationWord is a violation category in words: under_min → "Below a minimum".
+func ViolationWord(c string) string {
+	switch c {
+	case rubric.ViolationUnderMin:
+		return "Below a minimum"
+	case rubric.ViolationOverMax:
+		return "Over a maximum"
+	case rubric.ViolationFormat:
+		return "Wrong format"
+	case rubric.ViolationMissingField:
+		return "Missing field"
+	case rubric.ViolationOther:
+		return "Other"
+	}
+	return humanize(c)
 }
