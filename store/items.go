@@ -227,7 +227,7 @@ func (a *AgentTrace) columns(updates map[string]any) {
 
 // Completion is a claimed item's outcome, written by CompleteAll.
 type Completion struct {
-	Item    *Item
+	Item       *Item
 	updates    map[string]any
 	scores     []Score
 	violations []Violation
