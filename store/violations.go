@@ -40,3 +40,32 @@ func (s *Store) ItemViolations(ctx context.Context, itemID int64) ([]Violation, 
 	}
 	return out, nil
 }
+
+// ViolationView is a violation with the name of the judge that listed it.
+type ViolationView struct {
+	ItemID   int64  `json:"-"`
+	Judge    string `json:"judge"`
+	Category string `json:"category"`
+	Detail   string `json:"detail"`
+}
+
+// ItemsViolations lists the violations of the given items, keyed by item
+// id, each by judge and in listed order: a batch of items costs one query.
+func (s *Store) ItemsViolations(ctx context.Context, itemIDs []int64) (map[int64][]ViolationView, error) {
+	out := map[int64][]ViolationView{}
+	err := inChunks(itemIDs, func(part []int64) error {
+		var rows []ViolationView
+		err := s.conn(ctx).Table("violations v").
+			Select("v.item_id, j.name AS judge, v.category, v.detail").
+			Joins("JOIN run_judges j ON j.id = v.run_judge_id").
+			Where("v.item_id IN ?", part).Order("v.item_id, v.run_judge_id, v.id").Scan(&rows).Error
+		if err != nil {
+			return fmt.Errorf("store: items violations: %w", err)
+		}
+		for _, r := range rows {
+			out[r.ItemID] = append(out[r.ItemID], r)
+		}
+		return nil
+	})
+	return out, err
+}
