@@ -44,7 +44,7 @@ func TestViolationsInBrowser(t *testing.T) {
 	apiCall(t, a, "POST", "/api/judges", map[string]any{"name": "TaskBench judge", "provider_id": prov.ID, "model": "fake-judge", "style_id": styles[i].ID}, &judge, 201)
 	var run struct{ ID int64 }
 	apiCall(t, a, "POST", "/api/runs", map[string]any{"name": "Violations", "judge_ids": []int64{judge.ID},
-		"targets": []map[string]any{{"provider_id": prov.ID, "model": "fake-small"}, {"provider_id": prov.ID, "model": "fake-large"}},
+		"targets":        []map[string]any{{"provider_id": prov.ID, "model": "fake-small"}, {"provider_id": prov.ID, "model": "fake-large"}},
 		"collection_ids": []int64{col.ID}}, &run, 201)
 	waitFinished(t, a, run.ID)
 
