@@ -339,8 +339,8 @@ func TestJudgePagesInBrowser(t *testing.T) {
 	}
 	var styles []store.JudgementStyle
 	apiCall(t, a, "GET", "/api/judgement-styles", nil, &styles, 200)
-	if len(styles) != 3 {
-		t.Errorf("%d styles, want the two built-ins and the new one", len(styles))
+	if len(styles) != 4 {
+		t.Errorf("%d styles, want the three built-ins and the new one", len(styles))
 	}
 	b.screenshot("/tmp/e2e-styles-refused.png")
 	if errs := b.jsErrors(); len(errs) > 0 {

@@ -45,7 +45,7 @@ func newPanelJudge(ctx context.Context, j store.RunJudge, opts store.RunOptions)
 	if len(pj.metrics) == 0 {
 		pj.metrics = []rubric.Metric{{Name: rubric.Overall, Weight: 1}}
 	}
-	pj.schema = rubric.Schema(pj.metrics, pj.ScaleMin, pj.ScaleMax)
+	pj.schema = rubric.Schema(pj.metrics, pj.ScaleMin, pj.ScaleMax, pj.AsksViolations)
 	return pj
 }
 
@@ -74,7 +74,7 @@ func (pj *panelJudge) judgeRequest(ctx context.Context, w *store.WorkItem) (llm.
 		JSONSchema:  pj.schema,
 		Temperature: pj.Settings.Temperature, MaxTokens: pj.Settings.MaxTokens, ReasoningEffort: pj.Settings.ReasoningEffort,
 		Messages: []llm.Message{
-			{Role: "system", Content: rubric.SystemPrompt(pj.PersonalityName, pj.PersonalityDescription, pj.metrics, pj.ScaleMin, pj.ScaleMax)},
+			{Role: "system", Content: rubric.SystemPrompt(pj.PersonalityName, pj.PersonalityDescription, pj.metrics, pj.ScaleMin, pj.ScaleMax, pj.AsksViolations)},
 			{Role: "user", Content: prompt},
 		}}, nil
 }
@@ -147,26 +147,17 @@ func (e *Engine) judge(ctx context.Context, pj *panelJudge, last bool, p *store.
 		e.callFailed(ctx, w, store.PhaseJudging, fmt.Errorf("judge %s: %w", pj.Name, err), "")
 		return nil
 	}
-	v, perr := rubric.ParseVerdict(resp.Text, pj.metrics, pj.ScaleMin, pj.ScaleMax)
+	v, perr := rubric.ParseVerdict(resp.Text, pj.metrics, pj.ScaleMin, pj.ScaleMax, pj.AsksViolations)
 	if perr != nil {
 		e.callFailed(ctx, w, store.PhaseJudging, fmt.Errorf("judge %s: %w", pj.Name, perr), resp.Text)
 		return nil
 	}
-	id := pj.ID
-	scores := make([]store.Score, 0, len(v.Scores)+1)
-	for _, s := range v.Scores {
-		scores = append(scores, store.Score{RunJudgeID: &id, Source: pj.Source(), Metric: s.Metric, Score: s.Score, Reasoning: s.Reasoning, Raw: resp.Text})
-	}
-	if len(v.Scores) > 1 || v.Scores[0].Metric != rubric.Overall {
-		scores = append(scores, store.Score{RunJudgeID: &id, Source: pj.Source(), Metric: rubric.Overall, Score: v.Overall,
-			Reasoning: "weighted mean of the metrics"})
-	}
-	verdict := store.Verdict{Overall: v.Overall, Scores: scores, Last: last}
+	verdict := store.Verdict{Overall: v.Overall, Scores: pj.scores(v, resp.Text), Violations: pj.violations(v), Last: last}
 	if c := pj.Price.Cost(resp.PromptTokens, resp.CompletionTokens); c != nil {
 		verdict.CostUSD = *c
 	}
-	entry := itemLog(w, store.LogInfo, "verdict", fmt.Sprintf("⚖ %s · %s: %s scores %s", w.Target.Label(), w.Task.TaskKey, pj.Name,
-		formatScore(v.Overall, pj.ScaleMax)), judgeLogDetail(v.Reasoning(), req, resp.Text))
+	entry := itemLog(w, store.LogInfo, "verdict", fmt.Sprintf("⚖ %s · %s: %s scores %s%s", w.Target.Label(), w.Task.TaskKey, pj.Name,
+		formatScore(v.Overall, pj.ScaleMax), violationsNote(v)), judgeLogDetail(v.Reasoning(), req, resp.Text))
 	c := store.JudgingCompletion(&w.Item, verdict)
 	e.complete(ctx, c, e.successor(ctx, w, p))
 	if c.Err != nil {
@@ -175,6 +166,44 @@ func (e *Engine) judge(ctx context.Context, pj *panelJudge, last bool, p *store.
 	}
 	e.logs.add(entry)
 	return c.Successor
+}
+
+// scores are a verdict's score rows: one per metric, and the overall (the
+// weighted mean) unless the only metric is the overall. The overall row
+// carries the note on the violations.
+func (pj *panelJudge) scores(v rubric.Verdict, raw string) []store.Score {
+	id := pj.ID
+	scores := make([]store.Score, 0, len(v.Scores)+1)
+	for _, s := range v.Scores {
+		scores = append(scores, store.Score{RunJudgeID: &id, Source: pj.Source(), Metric: s.Metric, Score: s.Score, Reasoning: s.Reasoning, Raw: raw})
+	}
+	if len(v.Scores) > 1 || v.Scores[0].Metric != rubric.Overall {
+		scores = append(scores, store.Score{RunJudgeID: &id, Source: pj.Source(), Metric: rubric.Overall, Score: v.Overall,
+			Reasoning: "weighted mean of the metrics"})
+	}
+	scores[len(scores)-1].Note = v.Note
+	return scores
+}
+
+// violations are the verdict's violations as the store keeps them.
+func (pj *panelJudge) violations(v rubric.Verdict) []store.Violation {
+	out := make([]store.Violation, len(v.Violations))
+	for i, x := range v.Violations {
+		out[i] = store.Violation{RunJudgeID: pj.ID, Category: x.Category, Detail: x.Detail}
+	}
+	return out
+}
+
+// violationsNote sums up a verdict's violations for its live-log line.
+func violationsNote(v rubric.Verdict) string {
+	s := ""
+	if n := len(v.Violations); n > 0 {
+		s = fmt.Sprintf(" · %d violation(s)", n)
+	}
+	if v.Note != "" {
+		s += " · " + v.Note
+	}
+	return s
 }
 
 // judgeLogDetail is a verdict's live-log detail: the reasoning, then the

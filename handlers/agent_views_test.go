@@ -142,8 +142,9 @@ func TestAgentCSV(t *testing.T) {
 		t.Fatalf("%d rows, %v", len(rows), err)
 	}
 	head := rows[0]
-	if want := []string{"tool_calls", "tool_call_count", "tool_errors", "turns"}; !slices.Equal(head[len(head)-4:], want) {
-		t.Fatalf("header ends %v, want %v", head[len(head)-4:], want)
+	at := slices.Index(head, "tool_calls")
+	if want := []string{"tool_calls", "tool_call_count", "tool_errors", "turns"}; at < 0 || !slices.Equal(head[at:at+4], want) {
+		t.Fatalf("header %v; want the agent columns %v", head, want)
 	}
 	col := func(row []string, name string) string { return row[slices.Index(head, name)] }
 	seen := 0

@@ -11,6 +11,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"tribunal/report"
+	"tribunal/rubric"
 	"tribunal/runs"
 	"tribunal/store"
 )
@@ -207,6 +208,10 @@ func (h *Handler) itemFilter(c echo.Context) (store.ItemFilter, error) {
 		return f, badRequest("phase must be one of %s", oneOf([]store.Phase{store.PhaseBenchmarking, store.PhaseJudging}))
 	}
 	f.Reason = c.QueryParam("reason")
+	f.Violation = c.QueryParam("violation")
+	if f.Violation != "" && !rubric.IsViolationCategory(f.Violation) {
+		return f, badRequest("violation must be one of %s", oneOf(rubric.ViolationCategories))
+	}
 	return f, nil
 }
 

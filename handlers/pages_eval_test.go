@@ -67,8 +67,8 @@ func TestJudgePages(t *testing.T) {
 		t.Errorf("provider choices: %d, want a placeholder and Fake", got)
 	}
 	styles := evalTexts(form.Find("select[name=style_id] option"))
-	if len(styles) != 2 || form.Find("select[name=style_id] option[selected]").AttrOr("value", "") != fmt.Sprint(def.ID) {
-		t.Errorf("style choices %q, selected %q; want both built-ins with the default picked", styles, form.Find("select[name=style_id] option[selected]").AttrOr("value", ""))
+	if len(styles) != 3 || form.Find("select[name=style_id] option[selected]").AttrOr("value", "") != fmt.Sprint(def.ID) {
+		t.Errorf("style choices %q, selected %q; want the three built-ins with the default picked", styles, form.Find("select[name=style_id] option[selected]").AttrOr("value", ""))
 	}
 
 	// Refused forms show the problem next to its field and keep the input.
@@ -209,8 +209,10 @@ func TestStylePages(t *testing.T) {
 		t.Fatalf("GET /styles: %d", res.StatusCode)
 	}
 	rows := evalTexts(doc.Find("[data-testid=style-row]"))
-	if len(rows) != 2 || !strings.Contains(rows[0], store.DefaultStyleName) || !strings.Contains(rows[0], "1–10") ||
-		!strings.Contains(rows[1], "0–5") || !strings.Contains(rows[1], "hallucination") || !strings.Contains(rows[1], "built in") {
+	if len(rows) != 3 || !strings.Contains(rows[0], store.DefaultStyleName) || !strings.Contains(rows[0], "1–10") ||
+		!strings.Contains(rows[1], "0–5") || !strings.Contains(rows[1], "hallucination") || !strings.Contains(rows[1], "built in") ||
+		!strings.Contains(rows[2], store.TaskBenchStyleName) || !strings.Contains(rows[2], "accuracy ×0.4, format ×0.3, compliance ×0.3") ||
+		!strings.Contains(rows[2], "+ violations") || strings.Contains(rows[0], "violations") {
 		t.Errorf("style rows: %q", rows)
 	}
 	form := doc.Find("form[data-testid=style-form]")

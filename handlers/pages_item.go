@@ -31,7 +31,7 @@ func itemPage(d *runs.ItemDetail, f store.ItemFilter) views.ItemPageData {
 
 // viewFilter is the items-table filter as the pages carry it in links.
 func viewFilter(f store.ItemFilter) views.ItemFilter {
-	return views.ItemFilter{Status: string(f.Status), Model: f.Model, Phase: string(f.Phase), Reason: f.Reason}
+	return views.ItemFilter{Status: string(f.Status), Model: f.Model, Phase: string(f.Phase), Reason: f.Reason, Violation: f.Violation}
 }
 
 // showItem is an item's page: everything about it, within the filter of

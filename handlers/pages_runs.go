@@ -215,6 +215,9 @@ func (h *Handler) itemsTable(c echo.Context, run *store.Run) (views.ItemsTable, 
 	}
 	t := views.ItemsTable{RunID: run.ID, ItemFilter: viewFilter(f), Page: page}
 	seen := map[string]bool{}
+	for _, j := range run.Judges {
+		t.Violations = t.Violations || j.AsksViolations
+	}
 	for _, tg := range run.Targets {
 		t.Agents = t.Agents || tg.IsAgent()
 		if !seen[tg.Model] {

@@ -58,7 +58,8 @@ func newStyleForm() views.StyleForm {
 
 func styleFormOf(s *store.JudgementStyle) views.StyleForm {
 	f := views.StyleForm{ID: s.ID, Version: s.Version, Builtin: s.Builtin, Name: s.Name,
-		ScaleMin: strconv.Itoa(s.ScaleMin), ScaleMax: strconv.Itoa(s.ScaleMax), Template: s.PromptTemplate}
+		ScaleMin: strconv.Itoa(s.ScaleMin), ScaleMax: strconv.Itoa(s.ScaleMax), Template: s.PromptTemplate,
+		AsksViolations: s.AsksViolations}
 	for _, m := range s.Metrics {
 		f.Metrics = append(f.Metrics, views.MetricRow{Name: m.Name, Description: m.Description, Weight: strconv.FormatFloat(m.Weight, 'f', -1, 64)})
 	}
@@ -69,8 +70,9 @@ func styleFormOf(s *store.JudgementStyle) views.StyleForm {
 // metrics[i] of a store error is row i of the form shown again.
 func styleForm(c echo.Context) (views.StyleForm, store.StyleInput, error) {
 	f := views.StyleForm{Name: c.FormValue("name"), ScaleMin: strings.TrimSpace(c.FormValue("scale_min")),
-		ScaleMax: strings.TrimSpace(c.FormValue("scale_max")), Template: c.FormValue("prompt_template")}
-	in := store.StyleInput{Name: f.Name, PromptTemplate: f.Template}
+		ScaleMax: strings.TrimSpace(c.FormValue("scale_max")), Template: c.FormValue("prompt_template"),
+		AsksViolations: c.FormValue("asks_violations") != ""}
+	in := store.StyleInput{Name: f.Name, PromptTemplate: f.Template, AsksViolations: f.AsksViolations}
 	form, err := c.FormParams()
 	if err != nil {
 		return f, in, badRequest("unreadable form: %v", err)

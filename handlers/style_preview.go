@@ -68,7 +68,8 @@ func (h *Handler) previewStylePage(c echo.Context) error {
 	}
 	// The judge and the item as a run would freeze them, through the
 	// engine's own prompt building.
-	judge := store.RunJudge{ScaleMin: in.ScaleMin, ScaleMax: in.ScaleMax, Metrics: metrics, PromptTemplate: in.PromptTemplate}
+	judge := store.RunJudge{ScaleMin: in.ScaleMin, ScaleMax: in.ScaleMax, Metrics: metrics, PromptTemplate: in.PromptTemplate,
+		AsksViolations: in.AsksViolations}
 	uc, err := h.store.PromptUseCaseOf(ctx, task.UseCase)
 	if err != nil {
 		return err

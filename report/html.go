@@ -116,6 +116,7 @@ type runView struct {
 	Grades                           []gradeRow
 	Tools                            []toolRow
 	ToolCols                         [][2]string
+	Violations                       *violationTable
 	Charts                           []template.HTML
 	MetricCols                       []string
 	MetricRows                       []metricRow
@@ -171,6 +172,7 @@ type itemRow struct {
 	TaskID, Model, Status, Score, Grade  string
 	Question, Response, Reasoning, Error string
 	Scores                               []string
+	Violations                           []string
 	Time, Tokens, Cost                   string
 	Failed                               bool
 }
@@ -305,6 +307,7 @@ func buildRun(ctx context.Context, svc *runs.Service, runID int64, maxItems int)
 			Wrong: strconv.FormatInt(g.Wrong, 10), Ungraded: strconv.FormatInt(g.Ungraded, 10), Accuracy: fpct(g.Accuracy), Weighted: fpct(g.Weighted)})
 	}
 	v.Tools, v.ToolCols = toolRows(sum), runs.ToolColumns
+	v.Violations = violationTableOf(sum.Violations, v.labels)
 	v.BestNote = sum.Best.Note
 	v.metricTable(d)
 	for _, t := range sum.PerTask {
@@ -395,6 +398,9 @@ func itemRowOf(it *Item, label string) itemRow {
 			line += " — " + s.Reasoning
 		}
 		row.Scores = append(row.Scores, line)
+	}
+	for _, x := range it.Violations {
+		row.Violations = append(row.Violations, fmt.Sprintf("%s · %s: %s", x.Judge, x.Category, x.Detail))
 	}
 	return row
 }

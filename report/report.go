@@ -73,6 +73,9 @@ type Task struct {
 type Item struct {
 	runs.ItemRow
 	Scores []Score `json:"scores"`
+	// Violations are what the judges said the answer violated, when their
+	// styles ask (store.ViolationView: judge, category, detail).
+	Violations []store.ViolationView `json:"violations"`
 	// GradeNotes accompany the human grade (ItemView.Grade).
 	GradeNotes string `json:"grade_notes,omitempty"`
 }
@@ -125,7 +128,8 @@ func Load(ctx context.Context, svc *runs.Service, runID int64) (*Data, error) {
 // itemBatch is how many items share one scores query.
 const itemBatch = 500
 
-// EachItem streams a run's items in id order with their scores and grade notes.
+// EachItem streams a run's items in id order with their scores,
+// violations and grade notes.
 func EachItem(ctx context.Context, st *store.Store, runID int64, fn func(*Item) error) error {
 	batch := make([]Item, 0, itemBatch)
 	flush := func() error {
@@ -144,6 +148,10 @@ func EachItem(ctx context.Context, st *store.Store, runID int64, fn func(*Item) 
 		if err != nil {
 			return err
 		}
+		violations, err := st.ItemsViolations(ctx, ids)
+		if err != nil {
+			return err
+		}
 		for i := range batch {
 			it := &batch[i]
 			it.Scores = make([]Score, 0, len(scores[it.ID]))
@@ -151,6 +159,10 @@ func EachItem(ctx context.Context, st *store.Store, runID int64, fn func(*Item) 
 				it.Scores = append(it.Scores, Score{Judge: s.Judge, Metric: s.Metric, Score: s.Score, Reasoning: s.Reasoning})
 			}
 			it.GradeNotes = grades[it.ID].Notes
+			it.Violations = violations[it.ID]
+			if it.Violations == nil {
+				it.Violations = []store.ViolationView{}
+			}
 			if err := fn(it); err != nil {
 				return err
 			}

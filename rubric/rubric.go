@@ -242,6 +242,9 @@ func ValidateMetrics(metrics []Metric, scaleMin, scaleMax int) error {
 		if m.Name == Overall && len(metrics) > 1 {
 			return fmt.Errorf("metrics[%d]: %q is the overall score of several metrics; name the metric otherwise", i, m.Name)
 		}
+		if m.Name == violationsKey {
+			return fmt.Errorf("metrics[%d]: %q is the judge's list of violations; name the metric otherwise", i, m.Name)
+		}
 		if strings.HasPrefix(m.Name, "check_") {
 			return fmt.Errorf("metrics[%d]: names starting with check_ belong to reference checks", i)
 		}
@@ -259,33 +262,41 @@ func ValidateMetrics(metrics []Metric, scaleMin, scaleMax int) error {
 var metricName = regexp.MustCompile(`^[a-z][a-z0-9_]{0,39}$`)
 
 // Schema is the JSON schema of a verdict: {score, reasoning} for a single
-// metric, else an object per metric.
-func Schema(metrics []Metric, scaleMin, scaleMax int) json.RawMessage {
-	one := map[string]any{
-		"type": "object",
-		"properties": map[string]any{
-			"score":     map[string]any{"type": "integer", "minimum": scaleMin, "maximum": scaleMax},
-			"reasoning": map[string]any{"type": "string"},
-		},
-		"required":             []string{"score", "reasoning"},
-		"additionalProperties": false,
+// metric, else an object per metric; with violations, a "violations" list
+// beside them.
+func Schema(metrics []Metric, scaleMin, scaleMax int, violations bool) json.RawMessage {
+	one := func() map[string]any {
+		return map[string]any{
+			"type": "object",
+			"properties": map[string]any{
+				"score":     map[string]any{"type": "integer", "minimum": scaleMin, "maximum": scaleMax},
+				"reasoning": map[string]any{"type": "string"},
+			},
+			"required":             []string{"score", "reasoning"},
+			"additionalProperties": false,
+		}
 	}
-	if len(metrics) == 1 {
-		b, _ := json.Marshal(one)
-		return b
+	top := one()
+	if len(metrics) > 1 {
+		props := map[string]any{}
+		names := make([]string, len(metrics))
+		for i, m := range metrics {
+			props[m.Name] = one()
+			names[i] = m.Name
+		}
+		top = map[string]any{"type": "object", "properties": props, "required": names, "additionalProperties": false}
 	}
-	props := map[string]any{}
-	names := make([]string, len(metrics))
-	for i, m := range metrics {
-		props[m.Name] = one
-		names[i] = m.Name
+	if violations {
+		top["properties"].(map[string]any)[violationsKey] = violationsSchema()
+		top["required"] = append(top["required"].([]string), violationsKey)
 	}
-	b, _ := json.Marshal(map[string]any{"type": "object", "properties": props, "required": names, "additionalProperties": false})
+	b, _ := json.Marshal(top)
 	return b
 }
 
-// SystemPrompt tells the judge who it is and how to answer.
-func SystemPrompt(personalityName, personalityDescription string, metrics []Metric, scaleMin, scaleMax int) string {
+// SystemPrompt tells the judge who it is and how to answer; with
+// violations it also asks for the violations list and explains its categories.
+func SystemPrompt(personalityName, personalityDescription string, metrics []Metric, scaleMin, scaleMax int, violations bool) string {
 	var b strings.Builder
 	b.WriteString("You are an impartial expert judge grading an AI model's answer to a task.\n")
 	if personalityName != "" || personalityDescription != "" {
@@ -297,12 +308,22 @@ func SystemPrompt(personalityName, personalityDescription string, metrics []Metr
 		if d := strings.TrimSpace(metrics[0].Description); d != "" {
 			fmt.Fprintf(&b, "What the score measures: %s\n", d)
 		}
-		fmt.Fprintf(&b, `Reply with JSON only, exactly: {"score": <integer %d-%d>, "reasoning": "<one short paragraph>"}`, scaleMin, scaleMax)
+		if violations {
+			b.WriteString(violationsPrompt())
+		}
+		fmt.Fprintf(&b, `Reply with JSON only, exactly: {"score": <integer %d-%d>, "reasoning": "<one short paragraph>"`, scaleMin, scaleMax)
+		if violations {
+			b.WriteString(", " + violationsExample)
+		}
+		b.WriteString("}")
 		return b.String()
 	}
 	b.WriteString("Metrics:\n")
 	for _, m := range metrics {
 		fmt.Fprintf(&b, "- %s: %s\n", m.Name, strings.TrimSpace(m.Description))
+	}
+	if violations {
+		b.WriteString(violationsPrompt())
 	}
 	b.WriteString("Reply with JSON only, one object per metric, exactly: {")
 	for i, m := range metrics {
@@ -310,6 +331,9 @@ func SystemPrompt(personalityName, personalityDescription string, metrics []Metr
 			b.WriteString(", ")
 		}
 		fmt.Fprintf(&b, `"%s": {"score": <integer %d-%d>, "reasoning": "<one or two sentences>"}`, m.Name, scaleMin, scaleMax)
+	}
+	if violations {
+		b.WriteString(", " + violationsExample)
 	}
 	b.WriteString("}")
 	return b.String()

@@ -33,7 +33,7 @@ func TestParseVerdictSingleMetric(t *testing.T) {
 		{"array", `[{"score": 5}]`, 0, "", `no "reasoning"`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			v, err := ParseVerdict(tc.in, one, 1, 10)
+			v, err := ParseVerdict(tc.in, one, 1, 10, false)
 			if tc.err != "" {
 				if err == nil || !strings.Contains(err.Error(), tc.err) || !errors.Is(err, ErrBadVerdict) {
 					t.Fatalf("ParseVerdict(%q) = %+v, %v; want error containing %q", tc.in, v, err, tc.err)
@@ -49,7 +49,7 @@ func TestParseVerdictSingleMetric(t *testing.T) {
 
 func TestParseVerdictMetrics(t *testing.T) {
 	metrics := []Metric{{Name: "accuracy", Weight: 3}, {Name: "coherence", Weight: 1}}
-	v, err := ParseVerdict(`{"accuracy": {"score": 4, "reasoning": "a"}, "coherence": {"score": 0, "reasoning": "c"}}`, metrics, 0, 5)
+	v, err := ParseVerdict(`{"accuracy": {"score": 4, "reasoning": "a"}, "coherence": {"score": 0, "reasoning": "c"}}`, metrics, 0, 5, false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -63,46 +63,16 @@ func TestParseVerdictMetrics(t *testing.T) {
 		`{"accuracy": 4, "coherence": {"score": 1, "reasoning": "c"}}`:                              `"accuracy" is not an object`,
 		`{"accuracy": {"score": 4}, "coherence": {"score": 1, "reasoning": "c"}}`:                   `no "accuracy.reasoning"`,
 	} {
-		if _, err := ParseVerdict(in, metrics, 0, 5); err == nil || !strings.Contains(err.Error(), want) {
+		if _, err := ParseVerdict(in, metrics, 0, 5, false); err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("ParseVerdict(%s) error = %v; want %q", in, err, want)
 		}
 	}
 	// Zero weights everywhere fall back to the plain mean.
 	zero := []Metric{{Name: "a"}, {Name: "b"}}
-	v, err = ParseVerdict(`{"a": {"score": 2, "reasoning": "x"}, "b": {"score": 5, "reasoning": "y"}}`, zero, 1, 5)
+	v, err = ParseVerdict(`{"a": {"score": 2, "reasoning": "x"}, "b": {"score": 5, "reasoning": "y"}}`, zero, 1, 5, false)
 	if err != nil || v.Overall != 3.5 {
 		t.Fatalf("zero weights: %+v %v", v, err)
 	}
-}
-
-// FuzzParseVerdict checks the parser never panics and never accepts a
-// verdict outside the schema, whatever a model replies.
-func FuzzParseVerdict(f *testing.F) {
-	for _, s := range []string{`{"score": 7, "reasoning": "ok"}`, "```json\n{\"score\":1,\"reasoning\":\"x\"}```",
-		`{"score": "10", "reasoning": "\u00e9"}`, `{{{`, `{"a":"}"}`, `{"score": 1e400, "reasoning":"x"}`, ``,
-		`{"accuracy": {"score": 3, "reasoning": "r"}, "coherence": {"score": 5, "reasoning": "r"}}`} {
-		f.Add(s)
-	}
-	two := []Metric{{Name: "accuracy", Weight: 1}, {Name: "coherence", Weight: 2}}
-	f.Fuzz(func(t *testing.T, in string) {
-		for _, metrics := range [][]Metric{one, two} {
-			v, err := ParseVerdict(in, metrics, 1, 10)
-			if err != nil {
-				if !errors.Is(err, ErrBadVerdict) {
-					t.Fatalf("error %v is not ErrBadVerdict", err)
-				}
-				continue
-			}
-			if len(v.Scores) != len(metrics) || v.Overall < 1 || v.Overall > 10 {
-				t.Fatalf("accepted out-of-schema verdict %+v from %q", v, in)
-			}
-			for _, s := range v.Scores {
-				if s.Score < 1 || s.Score > 10 || strings.TrimSpace(s.Reasoning) == "" {
-					t.Fatalf("accepted out-of-schema score %+v from %q", s, in)
-				}
-			}
-		}
-	})
 }
 
 func TestDefaultTemplate(t *testing.T) {
@@ -181,13 +151,13 @@ func TestSchema(t *testing.T) {
 		Required   []string                   `json:"required"`
 		Properties map[string]json.RawMessage `json:"properties"`
 	}
-	if err := json.Unmarshal(Schema(BuiltinMetrics[:2], 0, 5), &s); err != nil {
+	if err := json.Unmarshal(Schema(BuiltinMetrics[:2], 0, 5, false), &s); err != nil {
 		t.Fatal(err)
 	}
 	if strings.Join(s.Required, ",") != "accuracy,hallucination" || !strings.Contains(string(s.Properties["accuracy"]), `"maximum":5`) {
 		t.Errorf("schema = %+v", s)
 	}
-	if err := json.Unmarshal(Schema(one, 1, 10), &s); err != nil || strings.Join(s.Required, ",") != "score,reasoning" {
+	if err := json.Unmarshal(Schema(one, 1, 10, false), &s); err != nil || strings.Join(s.Required, ",") != "score,reasoning" {
 		t.Errorf("single-metric schema = %+v %v", s, err)
 	}
 }
@@ -207,6 +177,7 @@ func TestValidateMetrics(t *testing.T) {
 		{[]Metric{{Name: "a"}, {Name: "a"}}, 0, 5, "twice"},
 		{[]Metric{{Name: "a"}, {Name: "score"}}, 0, 5, "overall score"},
 		{[]Metric{{Name: "check_x"}}, 0, 5, "reference checks"},
+		{[]Metric{{Name: "a"}, {Name: "violations"}}, 0, 5, "list of violations"},
 		{[]Metric{{Name: "a", Weight: -1}}, 0, 5, "weight"},
 	} {
 		if err := ValidateMetrics(tc.metrics, tc.min, tc.max); err == nil || !strings.Contains(err.Error(), tc.want) {

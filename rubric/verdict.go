@@ -16,10 +16,15 @@ type MetricScore struct {
 	Reasoning string
 }
 
-// Verdict is a judge's parsed reply: a score per metric and the overall score.
+// Verdict is a judge's parsed reply: a score per metric, the overall score
+// and, when the style asks for them, the violations the judge listed.
 type Verdict struct {
-	Scores  []MetricScore
-	Overall float64
+	Scores     []MetricScore
+	Overall    float64
+	Violations []Violation
+	// Note says what of the violations could not be read (the verdict
+	// scores all the same); empty when they were read in full.
+	Note string
 }
 
 // Reasoning is the verdict's reasoning: the only metric's, or each metric's in turn.
@@ -41,8 +46,10 @@ var ErrBadVerdict = errors.New("judge reply does not fit the schema")
 // object {score, reasoning}; for several, {metric: {score, reasoning}}. Scores
 // are whole numbers within the scale and reasoning is never empty. It
 // tolerates what models wrap around JSON (code fences, a sentence before or
-// after) but never guesses a score that is not there.
-func ParseVerdict(text string, metrics []Metric, scaleMin, scaleMax int) (Verdict, error) {
+// after) but never guesses a score that is not there. With violations (the
+// style asks for them) it also reads the reply's "violations" list, leniently:
+// a list it cannot read leaves a Note, never an error.
+func ParseVerdict(text string, metrics []Metric, scaleMin, scaleMax int, violations bool) (Verdict, error) {
 	obj, err := extractObject(text)
 	if err != nil {
 		return Verdict{}, err
@@ -51,6 +58,18 @@ func ParseVerdict(text string, metrics []Metric, scaleMin, scaleMax int) (Verdic
 	if err != nil {
 		return Verdict{}, err
 	}
+	v, err := parseScores(raw, metrics, scaleMin, scaleMax)
+	if err != nil {
+		return Verdict{}, err
+	}
+	if violations {
+		v.Violations, v.Note = parseViolations(raw)
+	}
+	return v, nil
+}
+
+// parseScores reads the scores of a decoded reply and weighs the overall.
+func parseScores(raw map[string]json.RawMessage, metrics []Metric, scaleMin, scaleMax int) (Verdict, error) {
 	var v Verdict
 	if len(metrics) == 1 {
 		s, err := parseScore(raw, "", scaleMin, scaleMax)

@@ -13,13 +13,17 @@ import (
 
 // CSVHeader is the CSV export's columns, one row per item. best_overall and
 // best_value mark the rows of the run's best model overall and best value.
-// The last four are an agent item's: its tool calls (compact JSON, as
+// tool_calls … turns are an agent item's: its tool calls (compact JSON, as
 // AgentTrace's), how many, how many failed, and its model calls; empty for
-// a model target's item.
+// a model target's item. violations are what the judges said the answer
+// violated (compact JSON, [{judge, category, detail}]), empty when none.
 var CSVHeader = []string{"task_id", "category", "subcategory", "question", "reference", "provider", "model", "status",
 	"score", "judge", "reasoning", "response", "error", "time_ms", "tokens", "tps", "repeat", "cost_usd", "grade",
 	"best_overall", "best_value", "answer_attempts", "judge_attempts",
-	"tool_calls", "tool_call_count", "tool_errors", "turns"}
+	"tool_calls", "tool_call_count", "tool_errors", "turns", "violations"}
+
+// csvBatch is how many rows share one violations query.
+const csvBatch = 500
 
 // WriteCSV writes a run's items as CSV, streaming them from the store so
 // memory stays flat; it returns how many rows it wrote. The web export and
@@ -37,15 +41,36 @@ func (s *Service) WriteCSV(ctx context.Context, w io.Writer, run *store.Run) (ro
 	if err := cw.Write(CSVHeader); err != nil {
 		return 0, err
 	}
-	err = s.store.EachRunItem(ctx, run.ID, func(v *store.ItemView) error {
-		if err := cw.Write(csvRow(v, best[v.RunTargetID])); err != nil {
+	batch := make([]store.ItemView, 0, csvBatch)
+	flush := func() error {
+		ids := make([]int64, len(batch))
+		for i := range batch {
+			ids[i] = batch[i].ID
+		}
+		violations, err := s.store.ItemsViolations(ctx, ids)
+		if err != nil {
 			return err
 		}
-		if rows++; rows%1000 == 0 {
-			cw.Flush()
+		for i := range batch {
+			v := &batch[i]
+			if err := cw.Write(append(csvRow(v, best[v.RunTargetID]), violationsCell(violations[v.ID]))); err != nil {
+				return err
+			}
+			rows++
 		}
+		batch = batch[:0]
+		cw.Flush()
 		return cw.Error()
+	}
+	err = s.store.EachRunItem(ctx, run.ID, func(v *store.ItemView) error {
+		if batch = append(batch, *v); len(batch) == csvBatch {
+			return flush()
+		}
+		return nil
 	})
+	if err == nil && len(batch) > 0 {
+		err = flush()
+	}
 	cw.Flush()
 	if err == nil {
 		err = cw.Error()
@@ -91,13 +116,25 @@ func agentCells(a *AgentTrace) []string {
 	if a.Turns != nil {
 		turns = strconv.Itoa(*a.Turns)
 	}
-	// Unescaped <, > and &: a spreadsheet is no HTML page. Strings and
-	// numbers always encode.
-	var calls strings.Builder
-	enc := json.NewEncoder(&calls)
+	return []string{csvSafe(compactJSON(a.ToolCalls)), strconv.Itoa(len(a.ToolCalls)), strconv.Itoa(a.ToolErrors), turns}
+}
+
+// violationsCell is an item's violations as a CSV cell, "" when none.
+func violationsCell(vs []store.ViolationView) string {
+	if len(vs) == 0 {
+		return ""
+	}
+	return compactJSON(vs)
+}
+
+// compactJSON is a value as a CSV cell. Unescaped <, > and &: a
+// spreadsheet is no HTML page. Strings and numbers always encode.
+func compactJSON(v any) string {
+	var b strings.Builder
+	enc := json.NewEncoder(&b)
 	enc.SetEscapeHTML(false)
-	_ = enc.Encode(a.ToolCalls)
-	return []string{csvSafe(strings.TrimSuffix(calls.String(), "\n")), strconv.Itoa(len(a.ToolCalls)), strconv.Itoa(a.ToolErrors), turns}
+	_ = enc.Encode(v)
+	return strings.TrimSuffix(b.String(), "\n")
 }
 
 // csvSafe defuses spreadsheet formulas: text a model or user wrote that

@@ -137,6 +137,12 @@ type JudgeVerdict struct {
 	// Score is the judge's overall on its scale.
 	Score  *float64    `json:"score"`
 	Scores []ItemScore `json:"scores"`
+	// AsksViolations says the judge's style lists violations; Violations
+	// are those of its verdict, and ViolationsNote says what of its list
+	// could not be read.
+	AsksViolations bool               `json:"asks_violations"`
+	Violations     []rubric.Violation `json:"violations"`
+	ViolationsNote string             `json:"violations_note,omitempty"`
 }
 
 // PromptMessage is one message of a prompt.
@@ -228,6 +234,17 @@ func (s *Service) Item(ctx context.Context, id int64, f store.ItemFilter) (*Item
 		return nil, err
 	}
 	s.scores(ctx, d, run, w, rows)
+	vs, err := s.store.ItemViolations(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	for i := range d.Judges {
+		for _, v := range vs {
+			if v.RunJudgeID == d.Judges[i].RunJudgeID {
+				d.Judges[i].Violations = append(d.Judges[i].Violations, rubric.Violation{Category: v.Category, Detail: v.Detail})
+			}
+		}
+	}
 	// The overall as the summary counts it: a COMPLETED item's only.
 	if w.Status == store.ItemCompleted {
 		o, err := s.store.ItemOverall(ctx, run.ID, id, ItemWeights(run))
@@ -312,7 +329,8 @@ func (s *Service) scores(ctx context.Context, d *ItemDetail, run *store.Run, w *
 			break // pairwise judges compare answers: see Comparisons
 		}
 		v := JudgeVerdict{RunJudgeID: j.ID, Name: j.Name, Provider: j.ProviderName, Model: j.Model,
-			ScaleMin: j.ScaleMin, ScaleMax: j.ScaleMax, Prompt: []PromptMessage{}, Scores: []ItemScore{}}
+			ScaleMin: j.ScaleMin, ScaleMax: j.ScaleMax, Prompt: []PromptMessage{}, Scores: []ItemScore{},
+			AsksViolations: j.AsksViolations, Violations: []rubric.Violation{}}
 		if w.Response != nil {
 			msgs, err := engine.JudgePrompt(ctx, j, run.Options, w)
 			if err != nil {
@@ -335,6 +353,7 @@ func (s *Service) scores(ctx context.Context, d *ItemDetail, run *store.Run, w *
 			v.Raw = cmp.Or(v.Raw, r.Raw)
 			if r.Metric == rubric.Overall {
 				v.Score = &r.Score
+				v.ViolationsNote = r.Note
 			}
 			v.Scores = append(v.Scores, sc)
 		case strings.HasPrefix(r.Source, "check:"):

@@ -47,6 +47,9 @@ type Summary struct {
 	// BestOverall and BestValue repeat Best's picks (0: none).
 	BestOverall int64 `json:"best_overall_target_id,omitempty"`
 	BestValue   int64 `json:"best_value_target_id,omitempty"`
+	// Violations counts the judges' violations per model and category; nil
+	// when no judge of the run lists violations.
+	Violations *Violations `json:"violations,omitempty"`
 }
 
 // ModelScore is one target's overall score and what it cost.
@@ -184,7 +187,7 @@ func Snapshot(ctx context.Context, st *store.Store, run *store.Run) (*Summary, e
 
 // summaryShape changes when Summary gains figures, so that summaries
 // stored in an older shape are computed again rather than shown without them.
-const summaryShape = "v3"
+const summaryShape = "v4"
 
 // summaryStamp is what a summary's figures depend on: the run's status and
 // item counts. Its grade counts depend on the grade stamp as well (gradedStamp).
@@ -275,6 +278,7 @@ func summarize(ctx context.Context, st *store.Store, run *store.Run, prog Progre
 	var tasks []store.TaskOverall
 	var measures []store.TargetMeasures
 	var tools map[int64]*ToolStats
+	var violations *Violations
 	weights := ItemWeights(run)
 	g, gctx := errgroup.WithContext(ctx)
 	g.Go(func() (err error) {
@@ -297,11 +301,15 @@ func summarize(ctx context.Context, st *store.Store, run *store.Run, prog Progre
 		tools, err = toolStatsOf(gctx, st, run)
 		return err
 	})
+	g.Go(func() (err error) {
+		violations, err = violationsOf(gctx, st, run)
+		return err
+	})
 	if err := g.Wait(); err != nil {
 		return nil, err
 	}
 	sum := &Summary{Overall: base.Overall, PerModel: base.PerModel, PerTask: base.PerTask, Tasks: base.Tasks,
-		PassThreshold: base.PassThreshold, Breakdown: b}
+		PassThreshold: base.PassThreshold, Breakdown: b, Violations: violations}
 	sum.Models = modelScores(base.PerModel, tasks)
 	addMeasures(sum.Models, measures)
 	for i := range sum.Models {

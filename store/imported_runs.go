@@ -205,6 +205,9 @@ func (s *Store) RejudgeRun(ctx context.Context, runID int64) (int64, error) {
 		if err := tx.conn(ctx).Where("item_id IN (?) AND run_judge_id IS NOT NULL", answered).Delete(&Score{}).Error; err != nil {
 			return fmt.Errorf("store: rejudge: %w", err)
 		}
+		if err := tx.conn(ctx).Where("item_id IN (?)", answered).Delete(&Violation{}).Error; err != nil {
+			return fmt.Errorf("store: rejudge: %w", err)
+		}
 		now := s.now()
 		res := tx.conn(ctx).Model(&Item{}).Where("id IN (?)", answered).Updates(map[string]any{"status": ItemWaitingForJudge,
 			"judge_pos": 0, "score": nil, "judge_cost_usd": 0, "judge_attempts": 0, "failed_phase": "", "error": "", "failures": 0,

@@ -227,9 +227,10 @@ func (a *AgentTrace) columns(updates map[string]any) {
 
 // Completion is a claimed item's outcome, written by CompleteAll.
 type Completion struct {
-	Item    *Item
-	updates map[string]any
-	scores  []Score
+	Item       *Item
+	updates    map[string]any
+	scores     []Score
+	violations []Violation
 	// Next asks for a successor to take the item's place on its slot.
 	Next bool
 
@@ -317,6 +318,8 @@ type Verdict struct {
 	Overall float64 // the judge's overall score, averaged into the item's score
 	CostUSD float64
 	Scores  []Score
+	// Violations are what the judge listed, when its style asks.
+	Violations []Violation
 	// Last says this was the panel's last judge: the item completes.
 	Last bool
 }
@@ -335,7 +338,7 @@ func JudgingCompletion(it *Item, v Verdict) *Completion {
 		updates["status"] = ItemWaitingForJudge
 		updates["judge_pos"] = gorm.Expr("judge_pos + 1")
 	}
-	return &Completion{Item: it, updates: updates, scores: v.Scores}
+	return &Completion{Item: it, updates: updates, scores: v.Scores, violations: v.Violations}
 }
 
 // CompleteJudging writes JudgingCompletion alone; with next, it claims the
@@ -367,7 +370,12 @@ func (s *Store) CompleteAll(ctx context.Context, cs []*Completion, next *ClaimPa
 			sc := &c.scores[i]
 			// ID 0: a batch that rolled back may have set ids its retry must not reuse.
 			sc.ID, sc.RunID, sc.ItemID, sc.CreatedAt = 0, c.Item.RunID, c.Item.ID, now
-			sc.Reasoning, sc.Raw = storable(sc.Reasoning), storable(sc.Raw)
+			sc.Reasoning, sc.Raw, sc.Note = storable(sc.Reasoning), storable(sc.Raw), storable(sc.Note)
+		}
+		for i := range c.violations {
+			v := &c.violations[i]
+			v.ID, v.RunID, v.ItemID, v.CreatedAt = 0, c.Item.RunID, c.Item.ID, now
+			v.Detail = storable(v.Detail)
 		}
 	}
 	var err error
@@ -428,6 +436,11 @@ func (s *Store) completeAllSQLite(ctx context.Context, cs []*Completion, next *C
 					return fmt.Errorf("store: save scores: %w", err)
 				}
 			}
+			if len(c.violations) > 0 {
+				if err := tx.conn(ctx).Create(&c.violations).Error; err != nil {
+					return fmt.Errorf("store: save violations: %w", err)
+				}
+			}
 			if c.Next {
 				wanted++
 			}
@@ -464,12 +477,23 @@ func (s *Store) completeAllOnce(ctx context.Context, cs []*Completion, next *Cla
 			values := make([]string, len(c.scores))
 			args = append(args, now)
 			for j, sc := range c.scores {
-				values[j] = "(?::bigint, ?::text, ?::text, ?::double precision, ?::text, ?::text)"
-				args = append(args, sc.RunJudgeID, sc.Source, sc.Metric, sc.Score, sc.Reasoning, sc.Raw)
+				values[j] = "(?::bigint, ?::text, ?::text, ?::double precision, ?::text, ?::text, ?::text)"
+				args = append(args, sc.RunJudgeID, sc.Source, sc.Metric, sc.Score, sc.Reasoning, sc.Raw, sc.Note)
 			}
-			parts = append(parts, fmt.Sprintf(`saved%d AS (INSERT INTO scores (run_id, item_id, run_judge_id, source, metric, score, reasoning, raw, created_at)
-			SELECT %s.run_id, %s.id, v.judge, v.source, v.metric, v.score, v.reasoning, v.raw, ?
-			FROM %s CROSS JOIN (VALUES %s) AS v(judge, source, metric, score, reasoning, raw))`, i, done, done, done, strings.Join(values, ", ")))
+			parts = append(parts, fmt.Sprintf(`saved%d AS (INSERT INTO scores (run_id, item_id, run_judge_id, source, metric, score, reasoning, raw, note, created_at)
+			SELECT %s.run_id, %s.id, v.judge, v.source, v.metric, v.score, v.reasoning, v.raw, v.note, ?
+			FROM %s CROSS JOIN (VALUES %s) AS v(judge, source, metric, score, reasoning, raw, note))`, i, done, done, done, strings.Join(values, ", ")))
+		}
+		if len(c.violations) > 0 {
+			values := make([]string, len(c.violations))
+			args = append(args, now)
+			for j, v := range c.violations {
+				values[j] = "(?::bigint, ?::text, ?::text)"
+				args = append(args, v.RunJudgeID, v.Category, v.Detail)
+			}
+			parts = append(parts, fmt.Sprintf(`violated%d AS (INSERT INTO violations (run_id, item_id, run_judge_id, category, detail, created_at)
+			SELECT %s.run_id, %s.id, v.judge, v.category, v.detail, ?
+			FROM %s CROSS JOIN (VALUES %s) AS v(judge, category, detail))`, i, done, done, done, strings.Join(values, ", ")))
 		}
 		written = append(written, "(SELECT id FROM "+done+")")
 		if c.Next {

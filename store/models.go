@@ -308,6 +308,7 @@ type RunJudge struct {
 	ScaleMax               int      `json:"scale_max"`
 	Metrics                []Metric `json:"metrics" gorm:"serializer:json"`
 	PromptTemplate         string   `json:"-"`
+	AsksViolations         bool     `json:"asks_violations"`
 	Price
 }
 
@@ -439,7 +440,21 @@ type Score struct {
 	Score      float64
 	Reasoning  string
 	Raw        string
-	CreatedAt  time.Time
+	// Note, on a verdict's overall row, says what of the judge's violations
+	// list could not be read.
+	Note      string
+	CreatedAt time.Time
+}
+
+// Violation is one violation a judge listed in its verdict on an item.
+type Violation struct {
+	ID         int64     `json:"-"`
+	RunID      int64     `json:"-"`
+	ItemID     int64     `json:"-"`
+	RunJudgeID int64     `json:"run_judge_id"`
+	Category   string    `json:"category"`
+	Detail     string    `json:"detail"`
+	CreatedAt  time.Time `json:"-"`
 }
 
 // LogLevel grades a run log entry.
@@ -478,6 +493,7 @@ type JudgementStyle struct {
 	ScaleMax       int       `json:"scale_max"`
 	Metrics        []Metric  `json:"metrics"`
 	PromptTemplate string    `json:"prompt_template"`
+	AsksViolations bool      `json:"asks_violations"`
 	CreatedAt      time.Time `json:"created_at"`
 	UpdatedAt      time.Time `json:"updated_at"`
 }

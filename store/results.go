@@ -60,6 +60,8 @@ type ItemFilter struct {
 	// (RunFailures): the phase they failed in, their error's first line.
 	Phase  Phase
 	Reason string
+	// Violation picks the items a judge found a violation of this category in.
+	Violation string
 }
 
 // The item's score is the panel's mean overall score (or, without judges,
@@ -97,6 +99,9 @@ func (s *Store) itemFilterQuery(ctx context.Context, runID int64, f ItemFilter) 
 	}
 	if f.Reason != "" {
 		q = q.Where(s.failureReason("i.error")+" = ?", f.Reason)
+	}
+	if f.Violation != "" {
+		q = q.Where("EXISTS (SELECT 1 FROM violations v WHERE v.item_id = i.id AND v.category = ?)", f.Violation)
 	}
 	return q, nil
 }

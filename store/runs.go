@@ -270,6 +270,7 @@ func (j RunJudge) withStyle(st *JudgementStyle) RunJudge {
 	id := st.ID
 	j.StyleID, j.StyleName, j.StyleVersion = &id, st.Name, st.Version
 	j.ScaleMin, j.ScaleMax, j.Metrics, j.PromptTemplate = st.ScaleMin, st.ScaleMax, st.Metrics, st.PromptTemplate
+	j.AsksViolations = st.AsksViolations
 	return j
 }
 

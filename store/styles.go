@@ -20,6 +20,9 @@ type StyleInput struct {
 	ScaleMax       int      `json:"scale_max"`
 	Metrics        []Metric `json:"metrics"`
 	PromptTemplate string   `json:"prompt_template"`
+	// AsksViolations has the judge also list what the answer violated
+	// (rubric.Violation), counted per model and category in the summary.
+	AsksViolations bool `json:"asks_violations"`
 }
 
 // DefaultStyleName is the built-in style of the single-judge run: one score from 1 to 10.
@@ -30,6 +33,19 @@ var builtinStyles = []StyleInput{
 	{Name: DefaultStyleName, ScaleMin: 1, ScaleMax: 10,
 		Metrics: []Metric{{Name: rubric.Overall, Description: "Overall quality: correctness first, then completeness and clarity.", Weight: 1}}},
 	{Name: "Five metrics (0–5)", ScaleMin: 0, ScaleMax: 5, Metrics: rubric.BuiltinMetrics},
+	{Name: TaskBenchStyleName, ScaleMin: 0, ScaleMax: 100, AsksViolations: true, Metrics: taskBenchMetrics},
+}
+
+// TaskBenchStyleName is the built-in style of TaskBench's judge (seed 004
+// §7): accuracy, format and compliance from 0 to 100, and the violations.
+const TaskBenchStyleName = "TaskBench (0–100)"
+
+// taskBenchMetrics weigh as TaskBench's judge instructions do: accuracy 40
+// points, format 30, compliance 30.
+var taskBenchMetrics = []Metric{
+	{Name: "accuracy", Description: "Is the content correct and complete: does it do what the task asks, with nothing invented? The top score means fully correct.", Weight: 0.4},
+	{Name: "format", Description: "Does the output follow the format the task asks for (structure, fields, syntax)? The top score means exactly the format asked.", Weight: 0.3},
+	{Name: "compliance", Description: "Does the output respect every constraint of the task (lengths, counts, ranges, required parts)? The top score means no constraint broken.", Weight: 0.3},
 }
 
 // Normalize fills defaults and checks the style.
@@ -74,6 +90,12 @@ func (in *StyleInput) Normalize(ctx context.Context) error {
 	return nil
 }
 
+// versionRow is the style version the input saves.
+func (in StyleInput) versionRow(styleID int64, version int, now time.Time) *styleVersionRow {
+	return &styleVersionRow{StyleID: styleID, Version: version, Name: in.Name, ScaleMin: in.ScaleMin, ScaleMax: in.ScaleMax,
+		Metrics: in.Metrics, PromptTemplate: in.PromptTemplate, AsksViolations: in.AsksViolations, CreatedAt: now}
+}
+
 type styleRow struct {
 	ID        int64
 	Name      string
@@ -94,6 +116,7 @@ type styleVersionRow struct {
 	ScaleMax       int
 	Metrics        []Metric `gorm:"serializer:json"`
 	PromptTemplate string
+	AsksViolations bool
 	CreatedAt      time.Time
 }
 
@@ -102,7 +125,7 @@ func (styleVersionRow) TableName() string { return "judgement_style_versions" }
 func (v styleVersionRow) style(r styleRow) JudgementStyle {
 	return JudgementStyle{ID: r.ID, Name: v.Name, Version: v.Version, VersionID: v.ID, Builtin: r.Builtin,
 		ScaleMin: v.ScaleMin, ScaleMax: v.ScaleMax, Metrics: v.Metrics, PromptTemplate: v.PromptTemplate,
-		CreatedAt: r.CreatedAt, UpdatedAt: v.CreatedAt}
+		AsksViolations: v.AsksViolations, CreatedAt: r.CreatedAt, UpdatedAt: v.CreatedAt}
 }
 
 // ensureBuiltinStyles creates the built-in styles once; several processes
@@ -119,8 +142,7 @@ func (s *Store) ensureBuiltinStyles(ctx context.Context) error {
 			if res.Error != nil || res.RowsAffected == 0 {
 				return res.Error // it exists already
 			}
-			return tx.conn(ctx).Create(&styleVersionRow{StyleID: row.ID, Version: 1, Name: in.Name, ScaleMin: in.ScaleMin,
-				ScaleMax: in.ScaleMax, Metrics: in.Metrics, PromptTemplate: in.PromptTemplate, CreatedAt: now}).Error
+			return tx.conn(ctx).Create(in.versionRow(row.ID, 1, now)).Error
 		})
 		if err != nil {
 			return fmt.Errorf("store: built-in style %q: %w", in.Name, err)
@@ -207,8 +229,7 @@ func (s *Store) CreateStyle(ctx context.Context, in StyleInput) (*JudgementStyle
 			return err
 		}
 		id = row.ID
-		return tx.conn(ctx).Create(&styleVersionRow{StyleID: row.ID, Version: 1, Name: in.Name, ScaleMin: in.ScaleMin,
-			ScaleMax: in.ScaleMax, Metrics: in.Metrics, PromptTemplate: in.PromptTemplate, CreatedAt: now}).Error
+		return tx.conn(ctx).Create(in.versionRow(row.ID, 1, now)).Error
 	})
 	if errors.Is(err, gorm.ErrDuplicatedKey) {
 		return nil, conflict("a judgement style named %q already exists", in.Name)
@@ -237,8 +258,7 @@ func (s *Store) UpdateStyle(ctx context.Context, id int64, in StyleInput) (*Judg
 			Updates(map[string]any{"name": in.Name, "version": next, "updated_at": now}).Error; err != nil {
 			return err
 		}
-		return tx.conn(ctx).Create(&styleVersionRow{StyleID: id, Version: next, Name: in.Name, ScaleMin: in.ScaleMin,
-			ScaleMax: in.ScaleMax, Metrics: in.Metrics, PromptTemplate: in.PromptTemplate, CreatedAt: now}).Error
+		return tx.conn(ctx).Create(in.versionRow(id, next, now)).Error
 	})
 	if errors.Is(err, gorm.ErrDuplicatedKey) {
 		return nil, conflict("a judgement style named %q already exists", in.Name)

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"tribunal/checks"
+	"tribunal/rubric"
 	"tribunal/store"
 )
 
@@ -292,4 +293,21 @@ func CostPriorityWord(p string) string {
 		return "Quality first"
 	}
 	return humanize(p)
+}
+
+// ViolationWord is a violation category in words: under_min → "Below a minimum".
+func ViolationWord(c string) string {
+	switch c {
+	case rubric.ViolationUnderMin:
+		return "Below a minimum"
+	case rubric.ViolationOverMax:
+		return "Over a maximum"
+	case rubric.ViolationFormat:
+		return "Wrong format"
+	case rubric.ViolationMissingField:
+		return "Missing field"
+	case rubric.ViolationOther:
+		return "Other"
+	}
+	return humanize(c)
 }
