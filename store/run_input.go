@@ -27,6 +27,11 @@ type RunInput struct {
 	JudgeIDs      []int64    `json:"judge_ids"`
 	Targets       []ModelRef `json:"targets"`
 	CollectionIDs []int64    `json:"collection_ids"`
+	// UseCases and Categories pick tasks by what they are for, beside the
+	// collections: a run draws on every task of its collections, of its use
+	// cases and of its categories (each within its use case).
+	UseCases   []string      `json:"usecases,omitempty"`
+	Categories []CategoryRef `json:"categories,omitempty"`
 	// Metrics lists the judge metrics and checks ("check_<type>") that are on; empty = all.
 	Metrics []string           `json:"metrics"`
 	Repeats int                `json:"repeats"`
@@ -169,7 +174,7 @@ func (in *RunInput) normalize() error {
 		return in.imported.validate()
 	}
 	if in.Source != nil {
-		if len(in.Targets) > 0 || len(in.CollectionIDs) > 0 {
+		if len(in.Targets) > 0 || in.hasPool() {
 			return invalid("source", "a template that imports a dataset run names no targets or collections: they come from the dataset")
 		}
 		if err := in.Source.normalize(); err != nil {
@@ -232,8 +237,8 @@ func (in *RunInput) normalize() error {
 	if in.Pairwise && in.Judge == nil && len(in.JudgeIDs) == 0 {
 		return invalid("judge.provider_id", "pairwise judging needs a judge or a panel (judge_ids)")
 	}
-	if len(in.CollectionIDs) == 0 {
-		return invalid("collection_ids", "pick at least one collection")
+	if !in.hasPool() {
+		return invalid("collection_ids", "pick at least one collection, use case or category")
 	}
 	return nil
 }

@@ -52,6 +52,9 @@ func (s *Store) CreateRun(ctx context.Context, in RunInput) (*Run, error) {
 				return err
 			}
 		}
+		if err := tx.checkTaskGroups(ctx, in); err != nil {
+			return err
+		}
 		var cols []Collection
 		if err := tx.conn(ctx).Where("id IN ?", in.CollectionIDs).Order("id").Find(&cols).Error; err != nil {
 			return fmt.Errorf("store: create run: %w", err)
