@@ -17,6 +17,9 @@ type ModelRef struct {
 	Settings   TargetSettings `json:"settings"`
 	// Tags label a target (a model under test); judges ignore them.
 	Tags []string `json:"tags,omitempty"`
+	// Version names the model's version (free text); without it the run
+	// records the model id the provider reports in its first reply.
+	Version string `json:"version,omitempty"`
 }
 
 // RunInput is what a user sends to start a run.
