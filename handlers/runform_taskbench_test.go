@@ -70,7 +70,7 @@ func TestRunFormPicksUseCasesAndCategories(t *testing.T) {
 		}
 
 		form := url.Values{"judge_provider_id": {fmt.Sprint(p.ID)}, "judge_model": {"fake-judge"},
-			"target_provider_id": {fmt.Sprint(p.ID)}, "target_model": {"fake-small"},
+			"target_provider_id": {fmt.Sprint(p.ID)}, "target_model": {"fake-small"}, "target_version": {"2026-01"},
 			"usecases": {"support"}, "categories": {`{"usecase":"sales","category":"leads"}`}}
 		res, _ := a.post(t, "/runs", form, nil)
 		if res.StatusCode != 303 {
@@ -80,6 +80,9 @@ func TestRunFormPicksUseCasesAndCategories(t *testing.T) {
 		fmt.Sscanf(res.Header.Get("Location"), "/runs/%d", &id)
 		if got, want := frozenKeys(t, st, id), []string{"a1", "a2", "b2"}; !slices.Equal(got, want) {
 			t.Errorf("form run froze %v, want %v", got, want)
+		}
+		if run, err := st.Run(context.Background(), id); err != nil || run.Targets[0].Version != "2026-01" {
+			t.Errorf("the version typed on the form: %+v, %v", run.Targets, err)
 		}
 		a.waitRunDone(t, id)
 

@@ -136,7 +136,7 @@ type runView struct {
 	Failures []store.FailureGroup
 }
 
-type targetView struct{ Label, Settings, Tags, Price, Warmup string }
+type targetView struct{ Label, Version, Settings, Tags, Price, Warmup string }
 type judgeView struct{ Name, Model, Style, Scale, Personality string }
 type card struct{ Label, Value, Note string }
 
@@ -264,7 +264,7 @@ func buildRun(ctx context.Context, svc *runs.Service, runID int64, maxItems int)
 	}
 	for _, t := range r.Targets {
 		v.labels[t.ID] = t.Label()
-		v.Targets = append(v.Targets, targetView{Label: t.Label(), Settings: settingsText(t.Settings), Tags: strings.Join(t.Tags, ", "),
+		v.Targets = append(v.Targets, targetView{Label: t.Label(), Version: t.Version, Settings: settingsText(t.Settings), Tags: strings.Join(t.Tags, ", "),
 			Price: priceText(t.Price), Warmup: t.WarmupStatus})
 	}
 	for _, j := range d.Judges {

@@ -212,6 +212,8 @@ func (in *RunInput) normalize() error {
 				return invalid(field, "send either agent_id or provider_id and model: an agent brings its own model")
 			case t.Settings != (TargetSettings{}):
 				return invalid(field+".settings", "an agent's settings are part of its config: edit the agent")
+			case t.Version != "":
+				return invalid(field+".version", "an agent target's version is the agent's own")
 			}
 			if seen[key{agent: t.AgentID}] {
 				return invalid(field, "agent %d is listed twice", t.AgentID)
@@ -224,6 +226,9 @@ func (in *RunInput) normalize() error {
 		}
 		if t.Model == "" {
 			return invalid(field+".model", "is required")
+		}
+		if t.Version = strings.TrimSpace(t.Version); len(t.Version) > 255 {
+			return invalid(field+".version", "is longer than 255 characters")
 		}
 		if err := t.Settings.Validate(field + ".settings"); err != nil {
 			return err

@@ -174,7 +174,7 @@ func (s *Store) runTargets(ctx context.Context, in RunInput, provider func(strin
 			return nil, err
 		}
 		pid := t.ProviderID
-		targets[i] = RunTarget{Position: i, ProviderID: &pid, ProviderName: p.Name, Model: t.Model,
+		targets[i] = RunTarget{Position: i, ProviderID: &pid, ProviderName: p.Name, Model: t.Model, Version: t.Version,
 			Settings: t.Settings, Tags: t.Tags, WarmupStatus: WarmupPending, Price: pr}
 	}
 	return targets, nil
@@ -494,6 +494,9 @@ func (s *Store) RerunRun(ctx context.Context, sourceID int64, triggeredBy, snaps
 		for i := range targets {
 			t := &targets[i]
 			t.ID, t.RunID, t.WarmupStatus, t.WarmupError, t.WarmupWorker, t.WarmupUntil = 0, run.ID, WarmupPending, "", "", nil
+			if t.VersionReported { // the provider says again which build answers this run
+				t.Version, t.VersionReported = "", false
+			}
 			// An agent keeps its frozen version; its tools are listed again at warm-up.
 			t.Tools = nil
 		}
