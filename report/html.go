@@ -119,6 +119,7 @@ type runView struct {
 	Charts                           []template.HTML
 	MetricCols                       []string
 	MetricRows                       []metricRow
+	GroupRows                        []groupRow
 	PerTask                          []taskRow
 	PerTaskMore                      int64
 	Items                            []itemRow
@@ -134,6 +135,45 @@ type runView struct {
 	BestNote string
 	// Failures groups the run's failed items by phase and reason.
 	Failures []store.FailureGroup
+}
+
+// groupRow is a use case's totals (Total) or one of its categories, a cell
+// per target: mean score · cost.
+type groupRow struct {
+	Label string
+	Total bool
+	Cells []string
+}
+
+// groupRows lays the summary's use-case totals out by the run's targets.
+func groupRows(sum *runs.Summary, targets []store.RunTarget) []groupRow {
+	ucs := sum.UseCases
+	if len(ucs) < 2 && (len(ucs) == 0 || len(ucs[0].Categories) < 2) {
+		return nil
+	}
+	cells := func(totals []runs.GroupTotal) []string {
+		out := make([]string, len(targets))
+		for i, t := range targets {
+			out[i] = format.None
+			for _, g := range totals {
+				if g.TargetID == t.ID {
+					out[i] = fnum(g.MeanScore, 2) + " · " + fusd(g.CostUSD)
+					if g.JudgeCostUSD > 0 {
+						out[i] += " + " + fusd(&g.JudgeCostUSD)
+					}
+				}
+			}
+		}
+		return out
+	}
+	var rows []groupRow
+	for _, u := range ucs {
+		rows = append(rows, groupRow{Label: cmp.Or(u.UseCase, "No use case"), Total: true, Cells: cells(u.Targets)})
+		for _, c := range u.Categories {
+			rows = append(rows, groupRow{Label: c.Category, Cells: cells(c.Targets)})
+		}
+	}
+	return rows
 }
 
 type targetView struct{ Label, Version, Settings, Tags, Price, Warmup string }
@@ -307,6 +347,7 @@ func buildRun(ctx context.Context, svc *runs.Service, runID int64, maxItems int)
 	v.Tools, v.ToolCols = toolRows(sum), runs.ToolColumns
 	v.BestNote = sum.Best.Note
 	v.metricTable(d)
+	v.GroupRows = groupRows(sum, d.Run.Targets)
 	for _, t := range sum.PerTask {
 		if len(v.PerTask) == 200 {
 			v.PerTaskMore = sum.Tasks - 200

@@ -14,6 +14,8 @@
 //	a model's overall and interval   summary.go    modelScores
 //	best overall, best value         summary.go    pickBest (MinScored items per model)
 //	per-metric table                 summary.go    metricRows
+//	use-case and category totals     usecases.go   useCaseTotals (items, scored,
+//	  (with costs)                                 passed, mean score, costs)
 //	a model's time and tokens        analytics.go  spreadOf (mean, median of the middle
 //	  (mean, median, std, min, max)                two, population std; store.RunMeasures
 //	                                               sums in SQL, medians by a bounded sort)
