@@ -209,9 +209,9 @@ func runFormInput(c echo.Context) (store.RunInput, views.NewRunForm, error) {
 		in.UseCases = append(in.UseCases, u)
 	}
 	for _, v := range form["categories"] {
-		var ref store.CategoryRef
-		if err := json.Unmarshal([]byte(v), &ref); err != nil {
-			keep(&store.ValidationError{Field: "categories", Message: "is not a category of a use case"})
+		ref, err := categoryRef(v)
+		if err != nil {
+			keep(err)
 			continue
 		}
 		f.CategoryPicked[ref] = true
@@ -221,6 +221,16 @@ func runFormInput(c echo.Context) (store.RunInput, views.NewRunForm, error) {
 	f.Pick, in.TaskSelection, in.TaskIDs, in.Tags, err = runPickInput(form)
 	keep(err)
 	return in, f, firstErr
+}
+
+// categoryRef reads a category checkbox's value: the category within its
+// use case, as JSON (views.categoryValue).
+func categoryRef(v string) (store.CategoryRef, error) {
+	var ref store.CategoryRef
+	if err := json.Unmarshal([]byte(v), &ref); err != nil {
+		return ref, &store.ValidationError{Field: "categories", Message: "is not a category of a use case"}
+	}
+	return ref, nil
 }
 
 // parseWeights reads "metric=weight, …".

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/PuerkitoBio/goquery"
+
 	"tribunal/runs"
 	"tribunal/store"
 	"tribunal/store/storetest"
@@ -67,6 +69,13 @@ func TestRunFormPicksUseCasesAndCategories(t *testing.T) {
 		}
 		if !strings.Contains(picker.Text(), "No use case") {
 			t.Errorf("tasks without a use case are not offered: %q", picker.Text())
+		}
+		// The hand-pick list offers the picked use cases' and categories' tasks.
+		_, doc, _ = a.get(t, "/runs/new/tasks?usecases=support&categories="+url.QueryEscape(`{"usecase":"","category":"misc"}`))
+		var listed []string
+		doc.Find("input[name=task_ids]").Each(func(_ int, s *goquery.Selection) { listed = append(listed, s.AttrOr("value", "")) })
+		if want := []string{"a1", "a2", "c1"}; !slices.Equal(listed, want) {
+			t.Errorf("hand-pick list %v, want %v", listed, want)
 		}
 
 		form := url.Values{"judge_provider_id": {fmt.Sprint(p.ID)}, "judge_model": {"fake-judge"},

@@ -313,15 +313,20 @@ type TaskBrief struct {
 	Question string `json:"question"`
 }
 
-// CollectionsTasks lists the tasks of the collections in task_id order (at
-// most limit), with how many there are in all: the query picker's list.
-func (s *Store) CollectionsTasks(ctx context.Context, collectionIDs []int64, limit int) ([]TaskBrief, int64, error) {
+// PoolTasks lists the tasks a run of in draws on (its collections', use
+// cases' and categories') in task_id order, at most limit, with how many
+// there are in all: the query picker's list.
+func (s *Store) PoolTasks(ctx context.Context, in RunInput, limit int) ([]TaskBrief, int64, error) {
 	out := []TaskBrief{}
-	if len(collectionIDs) == 0 {
+	if err := in.normalizeGroups(); err != nil {
+		return nil, 0, err
+	}
+	if !in.hasPool() {
 		return out, 0, nil
 	}
+	pool, args := in.taskPool()
 	q := func() *gorm.DB {
-		return s.conn(ctx).Model(&Task{}).Where("id IN (SELECT task_id FROM collection_tasks WHERE collection_id IN ?)", collectionIDs)
+		return s.conn(ctx).Model(&Task{}).Where(pool, args...)
 	}
 	var total int64
 	if err := q().Count(&total).Error; err != nil {
