@@ -93,6 +93,10 @@ func TestRunFormPicksUseCasesAndCategories(t *testing.T) {
 		if run, err := st.Run(context.Background(), id); err != nil || run.Targets[0].Version != "2026-01" {
 			t.Errorf("the version typed on the form: %+v, %v", run.Targets, err)
 		}
+		_, doc, _ = a.get(t, fmt.Sprintf("/runs/%d", id))
+		if head := strings.Join(strings.Fields(doc.Find("hgroup p").Text()), " "); !strings.Contains(head, "tasks from use cases support; categories sales / leads") {
+			t.Errorf("run header %q does not say where the tasks came from", head)
+		}
 		a.waitRunDone(t, id)
 
 		var out struct{ ID int64 }

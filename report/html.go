@@ -168,7 +168,7 @@ func groupRows(sum *runs.Summary, targets []store.RunTarget) []groupRow {
 	}
 	var rows []groupRow
 	for _, u := range ucs {
-		rows = append(rows, groupRow{Label: cmp.Or(u.UseCase, "No use case"), Total: true, Cells: cells(u.Targets)})
+		rows = append(rows, groupRow{Label: runs.UseCaseName(u.UseCase), Total: true, Cells: cells(u.Targets)})
 		for _, c := range u.Categories {
 			rows = append(rows, groupRow{Label: c.Category, Cells: cells(c.Targets)})
 		}

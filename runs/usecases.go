@@ -1,6 +1,14 @@
 package runs
 
-import "tribunal/store"
+import (
+	"cmp"
+
+	"tribunal/store"
+)
+
+// UseCaseName names a use case for people: tasks without one gather under
+// "No use case" (pages, the form and the report alike).
+func UseCaseName(name string) string { return cmp.Or(name, "No use case") }
 
 // GroupTotal is one target's results within a use case, or within one
 // category of it.

@@ -507,6 +507,10 @@ type RunOptions struct {
 	SystemPrompt string `json:"system_prompt,omitempty"`
 	// Pairwise judges answers in pairs (engine/pairwise.go) instead of one by one.
 	Pairwise bool `json:"pairwise,omitempty"`
+	// UseCases and Categories are where the run drew tasks from beside its
+	// collections (the tasks themselves are frozen in run_tasks).
+	UseCases   []string      `json:"usecases,omitempty"`
+	Categories []CategoryRef `json:"categories,omitempty"`
 	// MaxCostUSD is the budget (USD) the engine pauses the run at; nil = none.
 	// Unlike the other options it may be raised while the run is active.
 	MaxCostUSD *float64 `json:"max_cost_usd,omitempty"`
