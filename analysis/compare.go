@@ -21,6 +21,8 @@ type Entry struct {
 	// target's Label), so two versions of one agent stay apart.
 	Model    string `json:"model"`
 	Provider string `json:"provider"`
+	// Version is the model version the run froze (store.RunTarget.Version).
+	Version string `json:"version,omitempty"`
 	// AgentID is the agent an agent target ran; its versions pair as one model.
 	AgentID int64 `json:"agent_id,omitempty"`
 	// Tasks holds the entry's result per task id.
@@ -43,7 +45,7 @@ func Entries(run *store.Run, pass float64, results []store.TaskResult) []Entry {
 	out := make([]Entry, len(run.Targets))
 	index := map[int64]int{}
 	for i, t := range run.Targets {
-		out[i] = Entry{RunID: run.ID, RunName: run.Name, TargetID: t.ID, Model: t.Model, Provider: t.ProviderName,
+		out[i] = Entry{RunID: run.ID, RunName: run.Name, TargetID: t.ID, Model: t.Model, Provider: t.ProviderName, Version: t.Version,
 			Tasks: map[string]store.TaskResult{}, PassThreshold: pass}
 		if t.IsAgent() {
 			out[i].Model = t.Label()

@@ -184,6 +184,7 @@ func (e *Engine) benchmark(ctx context.Context, rs *runState, p *store.Provider,
 		total.Duration += resp.Duration
 		total.PromptTokens += resp.PromptTokens
 		total.CompletionTokens += resp.CompletionTokens
+		e.recordVersion(ctx, &w.Target, resp.Model)
 	}
 	record, _ := json.Marshal(requestRecord{Model: req.Model, Messages: req.Messages[:len(req.Messages)-1], Provider: w.Target.ProviderName, Settings: set})
 	res := store.BenchmarkResult{Request: string(record), Response: total.Text, TimeMs: total.Duration.Milliseconds(),
@@ -199,6 +200,21 @@ func (e *Engine) benchmark(ctx context.Context, rs *runState, p *store.Provider,
 		w.Target.Label(), w.Task.TaskKey, res.TimeMs, res.CompletionTokens, res.TokensPerS),
 		"PROMPT\n"+strings.Join(turns, "\n---\n")+"\n\nRESPONSE\n"+strings.Join(answers, "\n---\n"))
 	return e.storeAnswer(ctx, w, p, res, entry)
+}
+
+// recordVersion freezes the model id a provider reports as the target's
+// version when the user named none, once per target in this process.
+func (e *Engine) recordVersion(ctx context.Context, tg *store.RunTarget, reported string) {
+	if tg.Version != "" || reported == "" {
+		return
+	}
+	if _, done := e.versioned.LoadOrStore(tg.ID, true); done {
+		return
+	}
+	if err := e.store.ReportTargetVersion(context.WithoutCancel(ctx), tg.ID, reported); err != nil {
+		e.versioned.Delete(tg.ID) // the next answer tries again
+		e.log.WarnContext(ctx, "record model version", "target_id", tg.ID, "err", err)
+	}
 }
 
 // storeAnswer writes an item's answer, claiming its successor with it, and

@@ -67,6 +67,10 @@ type Engine struct {
 	calls    map[string]int
 	inflight sync.WaitGroup
 
+	// versioned holds the targets whose reported model version this process
+	// has recorded (or found set), so it is written once, not per answer.
+	versioned sync.Map
+
 	// agents holds this process's connections to agent targets' tools, by target.
 	agentsMu sync.Mutex
 	agents   map[int64]*agentConn

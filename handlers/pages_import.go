@@ -207,17 +207,23 @@ func (h *Handler) runTaskPicker(c echo.Context) error {
 	if err != nil {
 		params = c.QueryParams()
 	}
-	var ids []int64
+	var in store.RunInput
 	for _, v := range params["collection_ids"] {
 		if id, err := strconv.ParseInt(v, 10, 64); err == nil && id > 0 {
-			ids = append(ids, id)
+			in.CollectionIDs = append(in.CollectionIDs, id)
+		}
+	}
+	in.UseCases = params["usecases"]
+	for _, v := range params["categories"] {
+		if ref, err := categoryRef(v); err == nil {
+			in.Categories = append(in.Categories, ref)
 		}
 	}
 	picked := map[string]bool{}
 	for _, k := range params["task_ids"] {
 		picked[k] = true
 	}
-	tasks, total, err := h.store.CollectionsTasks(c.Request().Context(), ids, 1000)
+	tasks, total, err := h.store.PoolTasks(c.Request().Context(), in, 1000)
 	if err != nil {
 		return err
 	}

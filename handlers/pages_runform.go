@@ -1,6 +1,7 @@
 package handlers
 
 import (
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"strconv"
@@ -21,6 +22,9 @@ func (h *Handler) newRunForm(c echo.Context, f views.NewRunForm) (views.NewRunFo
 	if f.Collections, err = h.store.Collections(ctx); err != nil {
 		return f, err
 	}
+	if f.UseCases, err = h.store.UseCases(ctx); err != nil {
+		return f, err
+	}
 	if f.Active, err = h.store.FirstActiveRun(ctx); err != nil {
 		return f, err
 	}
@@ -28,6 +32,9 @@ func (h *Handler) newRunForm(c echo.Context, f views.NewRunForm) (views.NewRunFo
 		return f, err
 	}
 	if f.Agents, err = h.store.Agents(ctx); err != nil {
+		return f, err
+	}
+	if f.JudgeMetrics, err = h.judgeMetrics(ctx, f); err != nil {
 		return f, err
 	}
 	// An empty model picker to start from, unless agents alone were picked.
@@ -120,11 +127,35 @@ func runFormInput(c echo.Context) (store.RunInput, views.NewRunForm, error) {
 		f.Checks[m] = true
 		in.Metrics = append(in.Metrics, m)
 	}
-	if len(in.Metrics) == len(store.CheckTypes) && !f.ChecksOnly {
-		in.Metrics = nil // every check on: the run scores everything, judge metrics included
+	// The judge metrics the form showed (those of the picked judges), and
+	// which of them stay ticked to count toward the overall.
+	f.JudgeMetricsOff = map[string]bool{}
+	on := map[string]bool{}
+	for _, m := range form["judge_metrics"] {
+		on[m] = true
+	}
+	allJudge := true
+	for _, m := range form["judge_metrics_shown"] {
+		if on[m] {
+			in.Metrics = append(in.Metrics, m)
+		} else {
+			f.JudgeMetricsOff[m] = true
+			allJudge = false
+		}
+	}
+	if len(f.Checks) == len(store.CheckTypes) && allJudge && !f.ChecksOnly {
+		in.Metrics = nil // everything on: the run scores everything
 	}
 	if f.ChecksOnly && len(in.Metrics) == 0 {
 		keep(&store.ValidationError{Field: "metrics", Message: "a run without a judge needs at least one reference check"})
+	}
+	if v := strings.TrimSpace(form.Get("max_cost_usd")); v != "" {
+		f.MaxCostUSD = v
+		usd, err := strconv.ParseFloat(v, 64)
+		if err != nil {
+			keep(&store.ValidationError{Field: "max_cost_usd", Message: "is not a number"})
+		}
+		in.MaxCostUSD = &usd
 	}
 	if r := strings.TrimSpace(form.Get("repeats")); r != "" {
 		n, err := strconv.Atoi(r)
@@ -149,11 +180,11 @@ func runFormInput(c echo.Context) (store.RunInput, views.NewRunForm, error) {
 		keep(err)
 		choice := views.ModelChoice{ProviderID: pid, Model: mv, Temperature: at(form["target_temperature"], i),
 			MaxTokens: at(form["target_max_tokens"], i), ReasoningEffort: at(form["target_reasoning_effort"], i),
-			SystemPrompt: at(form["target_system_prompt"], i)}
+			SystemPrompt: at(form["target_system_prompt"], i), Version: at(form["target_version"], i)}
 		f.Targets = append(f.Targets, choice)
 		set, err := targetSettings(fmt.Sprintf("targets[%d].settings", i), choice)
 		keep(err)
-		in.Targets = append(in.Targets, store.ModelRef{ProviderID: pid, Model: mv, Settings: set})
+		in.Targets = append(in.Targets, store.ModelRef{ProviderID: pid, Model: mv, Settings: set, Version: choice.Version})
 	}
 	// Agents follow the models; each brings its own model and settings.
 	for _, v := range form["agent_ids"] {
@@ -172,10 +203,34 @@ func runFormInput(c echo.Context) (store.RunInput, views.NewRunForm, error) {
 			in.CollectionIDs = append(in.CollectionIDs, id)
 		}
 	}
+	f.UseCasePicked, f.CategoryPicked = map[string]bool{}, map[store.CategoryRef]bool{}
+	for _, u := range form["usecases"] {
+		f.UseCasePicked[u] = true
+		in.UseCases = append(in.UseCases, u)
+	}
+	for _, v := range form["categories"] {
+		ref, err := categoryRef(v)
+		if err != nil {
+			keep(err)
+			continue
+		}
+		f.CategoryPicked[ref] = true
+		in.Categories = append(in.Categories, ref)
+	}
 	// The query picker and run tags (pages_import.go).
 	f.Pick, in.TaskSelection, in.TaskIDs, in.Tags, err = runPickInput(form)
 	keep(err)
 	return in, f, firstErr
+}
+
+// categoryRef reads a category checkbox's value: the category within its
+// use case, as JSON (views.categoryValue).
+func categoryRef(v string) (store.CategoryRef, error) {
+	var ref store.CategoryRef
+	if err := json.Unmarshal([]byte(v), &ref); err != nil {
+		return ref, &store.ValidationError{Field: "categories", Message: "is not a category of a use case"}
+	}
+	return ref, nil
 }
 
 // parseWeights reads "metric=weight, …".

@@ -70,7 +70,7 @@ func templateForm(in store.RunInput) views.NewRunForm {
 	}
 	for _, t := range in.Targets {
 		mc := views.ModelChoice{ProviderID: t.ProviderID, Model: t.Model, ReasoningEffort: t.Settings.ReasoningEffort,
-			SystemPrompt: t.Settings.SystemPrompt}
+			SystemPrompt: t.Settings.SystemPrompt, Version: t.Version}
 		if t.Settings.Temperature != nil {
 			mc.Temperature = strconv.FormatFloat(*t.Settings.Temperature, 'f', -1, 64)
 		}
@@ -87,7 +87,8 @@ func templateForm(in store.RunInput) views.NewRunForm {
 
 // scheduleForm reads the schedule form; the run template comes from the
 // same fields as the new-run form. prev is the stored template, whose
-// settings the form does not show (weights, the judge's settings) stay.
+// settings the form does not show (weights, use cases and categories, the
+// judge's settings) stay.
 func scheduleForm(c echo.Context, prev *store.RunInput) (store.ScheduleInput, views.ScheduleForm, error) {
 	f := views.ScheduleForm{Name: c.FormValue("schedule_name"), Trigger: c.FormValue("trigger"), Event: c.FormValue("event"),
 		EventSourceID: strings.TrimSpace(c.FormValue("event_source_id")), Cron: c.FormValue("cron"), Timezone: c.FormValue("timezone"),
@@ -112,7 +113,7 @@ func scheduleForm(c echo.Context, prev *store.RunInput) (store.ScheduleInput, vi
 		return in, f, err
 	}
 	if prev != nil {
-		tmpl.Weights = prev.Weights
+		tmpl.Weights, tmpl.UseCases, tmpl.Categories = prev.Weights, prev.UseCases, prev.Categories
 		if prev.Judge != nil && tmpl.Judge != nil && prev.Judge.ProviderID == tmpl.Judge.ProviderID && prev.Judge.Model == tmpl.Judge.Model {
 			tmpl.Judge.Settings = prev.Judge.Settings
 		}

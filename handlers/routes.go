@@ -153,6 +153,8 @@ func (h *Handler) routes(e *echo.Echo) {
 	e.GET("/runs/new", h.newRun)
 	e.GET("/runs/new/target", h.newRunTarget)
 	e.GET("/runs/new/tasks", h.runTaskPicker)
+	e.GET("/runs/new/metrics", h.newRunMetrics)
+	e.POST("/runs/new/estimate", h.newRunEstimate)
 	e.POST("/runs", h.createRunForm)
 	e.GET("/runs/:run", h.showRun)
 	e.GET("/runs/:run/items", h.runItemsPartial)

@@ -165,6 +165,9 @@ type Response struct {
 	// Reasoning is the reasoning text a provider returned beside the answer
 	// (OpenRouter's "reasoning", vLLM and DeepSeek's "reasoning_content").
 	Reasoning string
+	// Model is the model id the reply names (a dated or quantised build
+	// where the request named an alias).
+	Model string
 }
 
 // TokensPerSecond is the generation speed over the whole request.
@@ -230,6 +233,7 @@ func (c *Client) Chat(ctx context.Context, req Request) (Response, error) {
 		Duration:         dur,
 		ToolCalls:        toolCallsOf(msg),
 		Reasoning:        reasoningOf(msg),
+		Model:            out.Model,
 	}, nil
 }
 

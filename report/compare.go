@@ -110,7 +110,7 @@ func WriteComparisonHTML(w io.Writer, c *runs.Comparison, now time.Time) error {
 		}
 	}
 	for _, e := range c.Entries {
-		row := comparisonEntry{Label: e.Label(), Model: e.Model, Provider: e.Provider, Run: e.RunName,
+		row := comparisonEntry{Label: e.Label(), Model: e.Model, Provider: e.Provider, Version: e.Version, Run: e.RunName,
 			Baseline: e.RunID == c.BaselineRun, Score: estimate(e.Score, 2), N: e.Score.N, PassRate: estimatePct(e.PassRate),
 			Time: fms(e.TimeMs), TPS: fnum(e.TPS, 1), Cost: fusd(e.CostUSD), Delta: format.None}
 		if d := e.Delta; d != nil {
@@ -228,7 +228,7 @@ type comparisonRun struct {
 }
 
 type comparisonEntry struct {
-	Label, Model, Provider, Run             string
+	Label, Model, Provider, Version, Run    string
 	Baseline                                bool
 	Score, PassRate, Time, TPS, Cost, Delta string
 	DeltaClass                              string

@@ -120,6 +120,7 @@ type runView struct {
 	Charts                           []template.HTML
 	MetricCols                       []string
 	MetricRows                       []metricRow
+	GroupRows                        []groupRow
 	PerTask                          []taskRow
 	PerTaskMore                      int64
 	Items                            []itemRow
@@ -137,7 +138,46 @@ type runView struct {
 	Failures []store.FailureGroup
 }
 
-type targetView struct{ Label, Settings, Tags, Price, Warmup string }
+// groupRow is a use case's totals (Total) or one of its categories, a cell
+// per target: mean score · cost.
+type groupRow struct {
+	Label string
+	Total bool
+	Cells []string
+}
+
+// groupRows lays the summary's use-case totals out by the run's targets.
+func groupRows(sum *runs.Summary, targets []store.RunTarget) []groupRow {
+	ucs := sum.UseCases
+	if len(ucs) < 2 && (len(ucs) == 0 || len(ucs[0].Categories) < 2) {
+		return nil
+	}
+	cells := func(totals []runs.GroupTotal) []string {
+		out := make([]string, len(targets))
+		for i, t := range targets {
+			out[i] = format.None
+			for _, g := range totals {
+				if g.TargetID == t.ID {
+					out[i] = fnum(g.MeanScore, 2) + " · " + fusd(g.CostUSD)
+					if g.JudgeCostUSD > 0 {
+						out[i] += " + " + fusd(&g.JudgeCostUSD)
+					}
+				}
+			}
+		}
+		return out
+	}
+	var rows []groupRow
+	for _, u := range ucs {
+		rows = append(rows, groupRow{Label: runs.UseCaseName(u.UseCase), Total: true, Cells: cells(u.Targets)})
+		for _, c := range u.Categories {
+			rows = append(rows, groupRow{Label: c.Category, Cells: cells(c.Targets)})
+		}
+	}
+	return rows
+}
+
+type targetView struct{ Label, Version, Settings, Tags, Price, Warmup string }
 type judgeView struct{ Name, Model, Style, Scale, Personality string }
 type card struct{ Label, Value, Note string }
 
@@ -266,7 +306,7 @@ func buildRun(ctx context.Context, svc *runs.Service, runID int64, maxItems int)
 	}
 	for _, t := range r.Targets {
 		v.labels[t.ID] = t.Label()
-		v.Targets = append(v.Targets, targetView{Label: t.Label(), Settings: settingsText(t.Settings), Tags: strings.Join(t.Tags, ", "),
+		v.Targets = append(v.Targets, targetView{Label: t.Label(), Version: t.Version, Settings: settingsText(t.Settings), Tags: strings.Join(t.Tags, ", "),
 			Price: priceText(t.Price), Warmup: t.WarmupStatus})
 	}
 	for _, j := range d.Judges {
@@ -310,6 +350,7 @@ func buildRun(ctx context.Context, svc *runs.Service, runID int64, maxItems int)
 	v.Violations = violationTableOf(sum.Violations, v.labels)
 	v.BestNote = sum.Best.Note
 	v.metricTable(d)
+	v.GroupRows = groupRows(sum, d.Run.Targets)
 	for _, t := range sum.PerTask {
 		if len(v.PerTask) == 200 {
 			v.PerTaskMore = sum.Tasks - 200

@@ -17,6 +17,8 @@
 //	violations per model and         violations.go violationsOf (the judges'
 //	  category                                     violations, counted in SQL by
 //	                                               store.RunViolationCounts)
+//	use-case and category totals     usecases.go   useCaseTotals (items, scored,
+//	  (with costs)                                 passed, mean score, costs)
 //	a model's time and tokens        analytics.go  spreadOf (mean, median of the middle
 //	  (mean, median, std, min, max)                two, population std; store.RunMeasures
 //	                                               sums in SQL, medians by a bounded sort)

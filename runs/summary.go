@@ -39,6 +39,8 @@ type Summary struct {
 	// PassThreshold is the score an item needs to pass.
 	PassThreshold float64          `json:"pass_threshold"`
 	Breakdown     *store.Breakdown `json:"breakdown"`
+	// UseCases totals each use case per target above its categories, with costs.
+	UseCases []UseCaseTotals `json:"usecases"`
 	// Models holds each target's overall (0–100) with its interval.
 	Models []ModelScore `json:"models"`
 	// PerMetric lists every judge metric and check with each target's mean and n.
@@ -187,7 +189,7 @@ func Snapshot(ctx context.Context, st *store.Store, run *store.Run) (*Summary, e
 
 // summaryShape changes when Summary gains figures, so that summaries
 // stored in an older shape are computed again rather than shown without them.
-const summaryShape = "v4"
+const summaryShape = "v5"
 
 // summaryStamp is what a summary's figures depend on: the run's status and
 // item counts. Its grade counts depend on the grade stamp as well (gradedStamp).
@@ -224,7 +226,7 @@ func summaryOf(ctx context.Context, st *store.Store, run *store.Run, prog Progre
 		}
 		if sbase, sgrades := splitStamp(stamp); body != nil && sbase == base {
 			snap := snapshot{Summary: &Summary{}}
-			if err := json.Unmarshal(body, &snap); err == nil {
+			if err := json.Unmarshal(body, &snap); err == nil && (snap.UseCases != nil || snap.Breakdown == nil) {
 				snap.Summary.PerTask = snap.PerTask
 				if grades == nil || sgrades == *grades {
 					return snap.Summary, stamp, nil
@@ -309,7 +311,7 @@ func summarize(ctx context.Context, st *store.Store, run *store.Run, prog Progre
 		return nil, err
 	}
 	sum := &Summary{Overall: base.Overall, PerModel: base.PerModel, PerTask: base.PerTask, Tasks: base.Tasks,
-		PassThreshold: base.PassThreshold, Breakdown: b, Violations: violations}
+		PassThreshold: base.PassThreshold, Breakdown: b, Violations: violations, UseCases: useCaseTotals(b.Groups)}
 	sum.Models = modelScores(base.PerModel, tasks)
 	addMeasures(sum.Models, measures)
 	for i := range sum.Models {

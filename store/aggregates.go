@@ -24,6 +24,10 @@ type GroupStats struct {
 	Scored      int64    `json:"scored"`
 	Passed      int64    `json:"passed"`
 	AvgScore    *float64 `json:"avg_score"`
+	// CostUSD is what the target's answers cost (nil while no price is
+	// known); JudgeCostUSD what judging them cost.
+	CostUSD      *float64 `json:"cost_usd"`
+	JudgeCostUSD float64  `json:"judge_cost_usd"`
 }
 
 // Breakdown is a run's scores split by metric and source, and by use case
@@ -52,7 +56,8 @@ func (s *Store) RunBreakdown(ctx context.Context, runID int64) (*Breakdown, erro
 	}
 	err = s.conn(ctx).Table("items i").
 		Select(`i.run_target_id, rt.usecase, rt.category, COUNT(*) AS items, COUNT(i.score) AS scored,
-			SUM(CASE WHEN i.score >= ? THEN 1 ELSE 0 END) AS passed, AVG(i.score) AS avg_score`, PassThreshold(judges)).
+			SUM(CASE WHEN i.score >= ? THEN 1 ELSE 0 END) AS passed, AVG(i.score) AS avg_score,
+			SUM(i.cost_usd) AS cost_usd, SUM(i.judge_cost_usd) AS judge_cost_usd`, PassThreshold(judges)).
 		Joins("JOIN run_tasks rt ON rt.id = i.run_task_id").
 		Where("i.run_id = ?", runID).
 		Group("i.run_target_id, rt.usecase, rt.category").

@@ -92,7 +92,8 @@ func (s *Store) EstimateBasis(ctx context.Context, in RunInput) (*EstimateBasis,
 	out := &EstimateBasis{Judges: judges, Tasks: []EstimateTask{}, Targets: targets}
 	q := s.conn(ctx).Model(&Task{}).Select("system_prompt, question, turns, reference").Order("task_key")
 	if in.picksAll() {
-		q = q.Where("id IN (SELECT task_id FROM collection_tasks WHERE collection_id IN ?)", in.CollectionIDs)
+		pool, args := in.taskPool()
+		q = q.Where(pool, args...)
 		if err := q.Find(&out.Tasks).Error; err != nil {
 			return nil, fmt.Errorf("store: estimate tasks: %w", err)
 		}

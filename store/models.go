@@ -218,18 +218,22 @@ const (
 
 // RunTarget is one model under test in a run.
 type RunTarget struct {
-	ID           int64          `json:"id"`
-	RunID        int64          `json:"-"`
-	Position     int            `json:"-"`
-	ProviderID   *int64         `json:"provider_id"`
-	ProviderName string         `json:"provider"`
-	Model        string         `json:"model"`
-	Settings     TargetSettings `json:"settings" gorm:"serializer:json"`
-	Tags         TagList        `json:"tags"`
-	WarmupStatus string         `json:"warmup_status"`
-	WarmupError  string         `json:"warmup_error,omitempty"`
-	WarmupWorker string         `json:"-"`
-	WarmupUntil  *time.Time     `json:"-"`
+	ID           int64  `json:"id"`
+	RunID        int64  `json:"-"`
+	Position     int    `json:"-"`
+	ProviderID   *int64 `json:"provider_id"`
+	ProviderName string `json:"provider"`
+	Model        string `json:"model"`
+	// Version is the model's version: as the user named it, else the model
+	// id the provider reported in the target's first reply ("" before it).
+	Version         string         `json:"version"`
+	VersionReported bool           `json:"version_reported"`
+	Settings        TargetSettings `json:"settings" gorm:"serializer:json"`
+	Tags            TagList        `json:"tags"`
+	WarmupStatus    string         `json:"warmup_status"`
+	WarmupError     string         `json:"warmup_error,omitempty"`
+	WarmupWorker    string         `json:"-"`
+	WarmupUntil     *time.Time     `json:"-"`
 	Price
 	// AgentID, AgentName and AgentVersion name the agent the target runs;
 	// zero for a model target. The agent may be deleted since.
@@ -533,6 +537,10 @@ type RunOptions struct {
 	SystemPrompt string `json:"system_prompt,omitempty"`
 	// Pairwise judges answers in pairs (engine/pairwise.go) instead of one by one.
 	Pairwise bool `json:"pairwise,omitempty"`
+	// UseCases and Categories are where the run drew tasks from beside its
+	// collections (the tasks themselves are frozen in run_tasks).
+	UseCases   []string      `json:"usecases,omitempty"`
+	Categories []CategoryRef `json:"categories,omitempty"`
 	// MaxCostUSD is the budget (USD) the engine pauses the run at; nil = none.
 	// Unlike the other options it may be raised while the run is active.
 	MaxCostUSD *float64 `json:"max_cost_usd,omitempty"`

@@ -17,6 +17,9 @@ type ModelRef struct {
 	Settings   TargetSettings `json:"settings"`
 	// Tags label a target (a model under test); judges ignore them.
 	Tags []string `json:"tags,omitempty"`
+	// Version names the model's version (free text); without it the run
+	// records the model id the provider reports in its first reply.
+	Version string `json:"version,omitempty"`
 }
 
 // RunInput is what a user sends to start a run.
@@ -27,6 +30,11 @@ type RunInput struct {
 	JudgeIDs      []int64    `json:"judge_ids"`
 	Targets       []ModelRef `json:"targets"`
 	CollectionIDs []int64    `json:"collection_ids"`
+	// UseCases and Categories pick tasks by what they are for, beside the
+	// collections: a run draws on every task of its collections, of its use
+	// cases and of its categories (each within its use case).
+	UseCases   []string      `json:"usecases,omitempty"`
+	Categories []CategoryRef `json:"categories,omitempty"`
 	// Metrics lists the judge metrics and checks ("check_<type>") that are on; empty = all.
 	Metrics []string           `json:"metrics"`
 	Repeats int                `json:"repeats"`
@@ -169,7 +177,7 @@ func (in *RunInput) normalize() error {
 		return in.imported.validate()
 	}
 	if in.Source != nil {
-		if len(in.Targets) > 0 || len(in.CollectionIDs) > 0 {
+		if len(in.Targets) > 0 || in.hasPool() {
 			return invalid("source", "a template that imports a dataset run names no targets or collections: they come from the dataset")
 		}
 		if err := in.Source.normalize(); err != nil {
@@ -204,6 +212,8 @@ func (in *RunInput) normalize() error {
 				return invalid(field, "send either agent_id or provider_id and model: an agent brings its own model")
 			case t.Settings != (TargetSettings{}):
 				return invalid(field+".settings", "an agent's settings are part of its config: edit the agent")
+			case t.Version != "":
+				return invalid(field+".version", "an agent target's version is the agent's own")
 			}
 			if seen[key{agent: t.AgentID}] {
 				return invalid(field, "agent %d is listed twice", t.AgentID)
@@ -216,6 +226,9 @@ func (in *RunInput) normalize() error {
 		}
 		if t.Model == "" {
 			return invalid(field+".model", "is required")
+		}
+		if t.Version = strings.TrimSpace(t.Version); len(t.Version) > 255 {
+			return invalid(field+".version", "is longer than 255 characters")
 		}
 		if err := t.Settings.Validate(field + ".settings"); err != nil {
 			return err
@@ -232,8 +245,8 @@ func (in *RunInput) normalize() error {
 	if in.Pairwise && in.Judge == nil && len(in.JudgeIDs) == 0 {
 		return invalid("judge.provider_id", "pairwise judging needs a judge or a panel (judge_ids)")
 	}
-	if len(in.CollectionIDs) == 0 {
-		return invalid("collection_ids", "pick at least one collection")
+	if !in.hasPool() {
+		return invalid("collection_ids", "pick at least one collection, use case or category")
 	}
 	return nil
 }

@@ -52,6 +52,9 @@ func (s *Store) CreateRun(ctx context.Context, in RunInput) (*Run, error) {
 				return err
 			}
 		}
+		if err := tx.checkTaskGroups(ctx, in); err != nil {
+			return err
+		}
 		var cols []Collection
 		if err := tx.conn(ctx).Where("id IN ?", in.CollectionIDs).Order("id").Find(&cols).Error; err != nil {
 			return fmt.Errorf("store: create run: %w", err)
@@ -75,7 +78,8 @@ func (s *Store) CreateRun(ctx context.Context, in RunInput) (*Run, error) {
 		}
 		run := Run{Name: in.Name, Kind: kind, Status: RunPending, Phase: PhaseBenchmarking, TriggeredBy: in.TriggeredBy,
 			Snapshot: in.Snapshot, Repeats: in.Repeats, ScheduleID: in.ScheduleID, CreatedAt: now, UpdatedAt: now,
-			Options: RunOptions{Metrics: in.Metrics, Weights: in.Weights, SourceWeights: in.SourceWeights, SystemPrompt: in.SystemPrompt, Pairwise: in.Pairwise, MaxCostUSD: in.MaxCostUSD}, Tags: in.Tags}
+			Options: RunOptions{Metrics: in.Metrics, Weights: in.Weights, SourceWeights: in.SourceWeights, SystemPrompt: in.SystemPrompt, Pairwise: in.Pairwise, MaxCostUSD: in.MaxCostUSD,
+				UseCases: in.UseCases, Categories: in.Categories}, Tags: in.Tags}
 		if err := tx.conn(ctx).Omit("Targets", "Judges", "Collections").Create(&run).Error; err != nil {
 			return fmt.Errorf("store: create run: %w", err)
 		}
@@ -171,7 +175,7 @@ func (s *Store) runTargets(ctx context.Context, in RunInput, provider func(strin
 			return nil, err
 		}
 		pid := t.ProviderID
-		targets[i] = RunTarget{Position: i, ProviderID: &pid, ProviderName: p.Name, Model: t.Model,
+		targets[i] = RunTarget{Position: i, ProviderID: &pid, ProviderName: p.Name, Model: t.Model, Version: t.Version,
 			Settings: t.Settings, Tags: t.Tags, WarmupStatus: WarmupPending, Price: pr}
 	}
 	return targets, nil
@@ -492,6 +496,9 @@ func (s *Store) RerunRun(ctx context.Context, sourceID int64, triggeredBy, snaps
 		for i := range targets {
 			t := &targets[i]
 			t.ID, t.RunID, t.WarmupStatus, t.WarmupError, t.WarmupWorker, t.WarmupUntil = 0, run.ID, WarmupPending, "", "", nil
+			if t.VersionReported { // the provider says again which build answers this run
+				t.Version, t.VersionReported = "", false
+			}
 			// An agent keeps its frozen version; its tools are listed again at warm-up.
 			t.Tools = nil
 		}

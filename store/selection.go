@@ -35,9 +35,111 @@ type TaskSelection struct {
 // maxRunTasks bounds hand-picked lists; bigger runs pick whole collections.
 const maxRunTasks = 100_000
 
+// CategoryRef names a category within its use case ("" for tasks without one).
+type CategoryRef struct {
+	UseCase  string `json:"usecase"`
+	Category string `json:"category"`
+}
+
+// maxTaskGroups bounds the use cases and categories a run names.
+const maxTaskGroups = 1000
+
+// hasPool reports whether the run names somewhere to draw its tasks from.
+func (in *RunInput) hasPool() bool {
+	return len(in.CollectionIDs) > 0 || len(in.UseCases) > 0 || len(in.Categories) > 0
+}
+
+// taskPool is the condition on the tasks table that holds for the tasks a
+// run draws on: those of its collections, its use cases and its categories.
+// Every query that counts, freezes or estimates a run's tasks uses it.
+func (in *RunInput) taskPool() (string, []any) {
+	var conds []string
+	var args []any
+	if len(in.CollectionIDs) > 0 {
+		conds = append(conds, "id IN (SELECT task_id FROM collection_tasks WHERE collection_id IN ?)")
+		args = append(args, in.CollectionIDs)
+	}
+	if len(in.UseCases) > 0 {
+		conds = append(conds, "usecase IN ?")
+		args = append(args, in.UseCases)
+	}
+	for _, c := range in.Categories {
+		conds = append(conds, "(usecase = ? AND category = ?)")
+		args = append(args, c.UseCase, c.Category)
+	}
+	if len(conds) == 0 {
+		return "1 = 0", nil
+	}
+	return "(" + strings.Join(conds, " OR ") + ")", args
+}
+
+// normalizeGroups trims and dedupes the run's use cases and categories.
+func (in *RunInput) normalizeGroups() error {
+	if len(in.UseCases)+len(in.Categories) > maxTaskGroups {
+		return invalid("usecases", "at most %d use cases and categories", maxTaskGroups)
+	}
+	seen := map[string]bool{}
+	ucs := in.UseCases[:0:0]
+	for _, u := range in.UseCases {
+		if u = strings.TrimSpace(u); !seen[u] {
+			seen[u] = true
+			ucs = append(ucs, u)
+		}
+	}
+	in.UseCases = ucs
+	seenCat := map[CategoryRef]bool{}
+	cats := in.Categories[:0:0]
+	for i, c := range in.Categories {
+		c = CategoryRef{UseCase: strings.TrimSpace(c.UseCase), Category: strings.TrimSpace(c.Category)}
+		if c.Category == "" {
+			return invalid(fmt.Sprintf("categories[%d].category", i), "is required")
+		}
+		// A category of a picked use case is in the pool already.
+		if !seenCat[c] && !seen[c.UseCase] {
+			seenCat[c] = true
+			cats = append(cats, c)
+		}
+	}
+	in.Categories = cats
+	return nil
+}
+
+// checkTaskGroups refuses a use case or category that no task has, as a
+// collection id that does not exist is refused.
+func (s *Store) checkTaskGroups(ctx context.Context, in RunInput) error {
+	if len(in.UseCases)+len(in.Categories) == 0 {
+		return nil
+	}
+	ucs, err := s.UseCases(ctx)
+	if err != nil {
+		return err
+	}
+	known := map[CategoryRef]bool{}
+	for _, u := range ucs {
+		known[CategoryRef{UseCase: u.Name}] = true
+		for _, c := range u.Categories {
+			known[CategoryRef{UseCase: u.Name, Category: c.Name}] = true
+		}
+	}
+	for i, u := range in.UseCases {
+		if !known[CategoryRef{UseCase: u}] {
+			return invalid(fmt.Sprintf("usecases[%d]", i), "no task has use case %q", u)
+		}
+	}
+	for i, c := range in.Categories {
+		if !known[c] {
+			return invalid(fmt.Sprintf("categories[%d]", i), "no task has category %q in use case %q", c.Category, c.UseCase)
+		}
+	}
+	return nil
+}
+
 // normalizeSelection checks the run's tags, its targets' tags, the task
 // selection and the hand-picked task ids.
 func (in *RunInput) normalizeSelection() error {
+	if err := in.normalizeGroups(); err != nil {
+		return err
+	}
 	tags, err := normTags("tags", in.Tags)
 	if err != nil {
 		return err
@@ -69,17 +171,17 @@ func (in *RunInput) normalizeSelection() error {
 	return nil
 }
 
-// picksAll reports whether the run takes every task of its collections.
+// picksAll reports whether the run takes every task of its pool.
 func (in *RunInput) picksAll() bool {
 	return len(in.TaskIDs) == 0 && (in.TaskSelection == nil || in.TaskSelection.Mode == SelectAll)
 }
 
 // runTaskCount is how many tasks freezeTasks will freeze for in: the
-// collections' tasks, at most the hand-picked ones, at most the selection's n.
+// pool's tasks, at most the hand-picked ones, at most the selection's n.
 func (s *Store) runTaskCount(ctx context.Context, in RunInput) (int64, error) {
 	var n int64
-	if err := s.conn(ctx).Raw(`SELECT COUNT(DISTINCT task_id) FROM collection_tasks WHERE collection_id IN ?`,
-		in.CollectionIDs).Scan(&n).Error; err != nil {
+	pool, args := in.taskPool()
+	if err := s.conn(ctx).Model(&Task{}).Where(pool, args...).Count(&n).Error; err != nil {
 		return 0, fmt.Errorf("store: count run tasks: %w", err)
 	}
 	if len(in.TaskIDs) > 0 {
@@ -92,15 +194,16 @@ func (s *Store) runTaskCount(ctx context.Context, in RunInput) (int64, error) {
 }
 
 // freezeTasks copies the run's tasks into run_tasks, in task_id order: every
-// task of the chosen collections once (even when it sits in several), or
-// the ones the task selection or the hand-picked ids choose among them.
+// task of the pool once (even when it sits in several collections or
+// groups), or the ones the task selection or the hand-picked ids choose among them.
 func (s *Store) freezeTasks(ctx context.Context, runID int64, in RunInput) error {
 	insert := `INSERT INTO run_tasks (run_id, task_id, ` + runTaskColumns + `)
 			SELECT ?, t.id, ` + runTaskColumnsOfT + `
 			FROM tasks t WHERE `
 	if in.picksAll() {
-		err := s.conn(ctx).Exec(insert+`t.id IN (SELECT task_id FROM collection_tasks WHERE collection_id IN ?)
-			ORDER BY t.task_key`, runID, in.CollectionIDs).Error
+		pool, args := in.taskPool()
+		err := s.conn(ctx).Exec(insert+`t.id IN (SELECT id FROM tasks WHERE `+pool+`)
+			ORDER BY t.task_key`, append([]any{runID}, args...)...).Error
 		if err != nil {
 			return fmt.Errorf("store: freeze run tasks: %w", err)
 		}
@@ -151,8 +254,8 @@ func (s *Store) pickTasks(ctx context.Context, in RunInput) ([]int64, error) {
 		TaskKey string
 	}
 	var cands []cand
-	err := s.conn(ctx).Model(&Task{}).Select("id, task_key").
-		Where("id IN (SELECT task_id FROM collection_tasks WHERE collection_id IN ?)", in.CollectionIDs).
+	pool, args := in.taskPool()
+	err := s.conn(ctx).Model(&Task{}).Select("id, task_key").Where(pool, args...).
 		Order("task_key").Scan(&cands).Error
 	if err != nil {
 		return nil, fmt.Errorf("store: run task candidates: %w", err)
@@ -187,7 +290,7 @@ func (s *Store) pickTasks(ctx context.Context, in RunInput) ([]int64, error) {
 			if len(ids) > 50 {
 				outside = append(outside, fmt.Sprintf("and %d more", len(ids)-50))
 			}
-			return nil, invalid("task_ids", "not in the chosen collections: %s", strings.Join(outside, ", "))
+			return nil, invalid("task_ids", "not in the chosen collections, use cases or categories: %s", strings.Join(outside, ", "))
 		}
 		cands = pool
 	}
@@ -236,15 +339,20 @@ type TaskBrief struct {
 	Question string `json:"question"`
 }
 
-// CollectionsTasks lists the tasks of the collections in task_id order (at
-// most limit), with how many there are in all: the query picker's list.
-func (s *Store) CollectionsTasks(ctx context.Context, collectionIDs []int64, limit int) ([]TaskBrief, int64, error) {
+// PoolTasks lists the tasks a run of in draws on (its collections', use
+// cases' and categories') in task_id order, at most limit, with how many
+// there are in all: the query picker's list.
+func (s *Store) PoolTasks(ctx context.Context, in RunInput, limit int) ([]TaskBrief, int64, error) {
 	out := []TaskBrief{}
-	if len(collectionIDs) == 0 {
+	if err := in.normalizeGroups(); err != nil {
+		return nil, 0, err
+	}
+	if !in.hasPool() {
 		return out, 0, nil
 	}
+	pool, args := in.taskPool()
 	q := func() *gorm.DB {
-		return s.conn(ctx).Model(&Task{}).Where("id IN (SELECT task_id FROM collection_tasks WHERE collection_id IN ?)", collectionIDs)
+		return s.conn(ctx).Model(&Task{}).Where(pool, args...)
 	}
 	var total int64
 	if err := q().Count(&total).Error; err != nil {

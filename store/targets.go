@@ -5,6 +5,7 @@ package store
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	"gorm.io/gorm"
@@ -94,4 +95,23 @@ func (s *Store) NextTarget(ctx context.Context, runID int64) (*RunTarget, error)
 		return nil, fmt.Errorf("store: next target: %w", err)
 	}
 	return &t, nil
+}
+
+// ReportTargetVersion records the model id a provider reported as a
+// target's version, where the target has none yet (the user's own, or
+// another process's report, stands).
+func (s *Store) ReportTargetVersion(ctx context.Context, targetID int64, model string) error {
+	model = strings.TrimSpace(model)
+	if len(model) > 255 {
+		model = strings.ToValidUTF8(model[:255], "")
+	}
+	if model == "" {
+		return nil
+	}
+	err := s.conn(ctx).Model(&RunTarget{}).Where("id = ? AND version = ''", targetID).
+		Updates(map[string]any{"version": model, "version_reported": true}).Error
+	if err != nil {
+		return fmt.Errorf("store: report target version: %w", err)
+	}
+	return nil
 }

@@ -82,25 +82,32 @@ func (r RunResultsView) charts() []string {
 	if len(pts) > 0 {
 		out = append(out, string(charts.ScatterPareto("Overall score vs cost: the Pareto front is the best value", "cost (USD)", "overall (0–100)", pts, charts.Options{})))
 	}
-	if groups := r.groupRows(); len(groups) > 1 {
-		g := charts.Grid{}
-		for _, t := range r.Run.Targets {
-			g.Cols = append(g.Cols, t.Model)
-		}
-		for _, row := range groups {
-			g.Rows = append(g.Rows, strings.TrimPrefix(row.UseCase+" / "+row.Category, " / "))
+	if g := r.categoryGrid(); len(g.Rows) > 1 {
+		out = append(out, string(charts.Heatmap("Mean score per category and model", g, charts.Options{})))
+	}
+	return out
+}
+
+// categoryGrid is each category's (under its use case) mean score per target.
+func (r RunResultsView) categoryGrid() charts.Grid {
+	g := charts.Grid{}
+	for _, t := range r.Run.Targets {
+		g.Cols = append(g.Cols, t.Model)
+	}
+	for _, u := range r.Summary.UseCases {
+		for _, c := range u.Categories {
+			g.Rows = append(g.Rows, strings.TrimPrefix(u.UseCase+" / "+c.Category, " / "))
 			vals := make([]float64, len(r.Run.Targets))
 			for i, t := range r.Run.Targets {
 				vals[i] = math.NaN()
-				if st, ok := row.Stats[t.ID]; ok && st.AvgScore != nil {
-					vals[i] = *st.AvgScore
+				if st, ok := groupOf(c.Targets, t.ID); ok && st.MeanScore != nil {
+					vals[i] = *st.MeanScore
 				}
 			}
 			g.Values = append(g.Values, vals)
 		}
-		out = append(out, string(charts.Heatmap("Mean score per category and model", g, charts.Options{})))
 	}
-	return out
+	return g
 }
 
 func fmtOpt(p *float64, format string) string {
@@ -161,7 +168,7 @@ func RunAnalysisView(r RunResultsView) templ.Component {
 					var templ_7745c5c3_Var2 string
 					templ_7745c5c3_Var2, templ_7745c5c3_Err = templ.JoinStringErrs(t.Verdict)
 					if templ_7745c5c3_Err != nil {
-						return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/analysis.templ`, Line: 119, Col: 20}
+						return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/analysis.templ`, Line: 126, Col: 20}
 					}
 					_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var2))
 					if templ_7745c5c3_Err != nil {
@@ -179,7 +186,7 @@ func RunAnalysisView(r RunResultsView) templ.Component {
 						var templ_7745c5c3_Var3 string
 						templ_7745c5c3_Var3, templ_7745c5c3_Err = templ.JoinStringErrs(fmtEst(t.Diff, 2))
 						if templ_7745c5c3_Err != nil {
-							return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/analysis.templ`, Line: 121, Col: 61}
+							return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/analysis.templ`, Line: 128, Col: 61}
 						}
 						_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var3))
 						if templ_7745c5c3_Err != nil {
@@ -192,7 +199,7 @@ func RunAnalysisView(r RunResultsView) templ.Component {
 						var templ_7745c5c3_Var4 string
 						templ_7745c5c3_Var4, templ_7745c5c3_Err = templ.JoinStringErrs(format.P(t.PScore))
 						if templ_7745c5c3_Err != nil {
-							return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/analysis.templ`, Line: 121, Col: 98}
+							return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/analysis.templ`, Line: 128, Col: 98}
 						}
 						_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var4))
 						if templ_7745c5c3_Err != nil {
@@ -205,7 +212,7 @@ func RunAnalysisView(r RunResultsView) templ.Component {
 						var templ_7745c5c3_Var5 string
 						templ_7745c5c3_Var5, templ_7745c5c3_Err = templ.JoinStringErrs(format.P(t.PPass))
 						if templ_7745c5c3_Err != nil {
-							return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/analysis.templ`, Line: 121, Col: 133}
+							return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/analysis.templ`, Line: 128, Col: 133}
 						}
 						_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var5))
 						if templ_7745c5c3_Err != nil {
@@ -238,7 +245,7 @@ func RunAnalysisView(r RunResultsView) templ.Component {
 				var templ_7745c5c3_Var6 string
 				templ_7745c5c3_Var6, templ_7745c5c3_Err = templ.JoinStringErrs(fmt.Sprint(r.Run.Repeats))
 				if templ_7745c5c3_Err != nil {
-					return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/analysis.templ`, Line: 128, Col: 51}
+					return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/analysis.templ`, Line: 135, Col: 51}
 				}
 				_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var6))
 				if templ_7745c5c3_Err != nil {
@@ -256,7 +263,7 @@ func RunAnalysisView(r RunResultsView) templ.Component {
 					var templ_7745c5c3_Var7 string
 					templ_7745c5c3_Var7, templ_7745c5c3_Err = templ.JoinStringErrs(c.Model)
 					if templ_7745c5c3_Err != nil {
-						return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/analysis.templ`, Line: 135, Col: 29}
+						return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/analysis.templ`, Line: 142, Col: 29}
 					}
 					_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var7))
 					if templ_7745c5c3_Err != nil {
@@ -269,7 +276,7 @@ func RunAnalysisView(r RunResultsView) templ.Component {
 					var templ_7745c5c3_Var8 string
 					templ_7745c5c3_Var8, templ_7745c5c3_Err = templ.JoinStringErrs(fmt.Sprint(c.AllPass))
 					if templ_7745c5c3_Err != nil {
-						return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/analysis.templ`, Line: 136, Col: 47}
+						return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/analysis.templ`, Line: 143, Col: 47}
 					}
 					_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var8))
 					if templ_7745c5c3_Err != nil {
@@ -282,7 +289,7 @@ func RunAnalysisView(r RunResultsView) templ.Component {
 					var templ_7745c5c3_Var9 string
 					templ_7745c5c3_Var9, templ_7745c5c3_Err = templ.JoinStringErrs(fmt.Sprint(c.AllFail))
 					if templ_7745c5c3_Err != nil {
-						return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/analysis.templ`, Line: 137, Col: 47}
+						return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/analysis.templ`, Line: 144, Col: 47}
 					}
 					_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var9))
 					if templ_7745c5c3_Err != nil {
@@ -295,7 +302,7 @@ func RunAnalysisView(r RunResultsView) templ.Component {
 					var templ_7745c5c3_Var10 string
 					templ_7745c5c3_Var10, templ_7745c5c3_Err = templ.JoinStringErrs(fmt.Sprint(c.Inconsistent))
 					if templ_7745c5c3_Err != nil {
-						return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/analysis.templ`, Line: 138, Col: 52}
+						return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/analysis.templ`, Line: 145, Col: 52}
 					}
 					_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var10))
 					if templ_7745c5c3_Err != nil {
@@ -308,7 +315,7 @@ func RunAnalysisView(r RunResultsView) templ.Component {
 					var templ_7745c5c3_Var11 string
 					templ_7745c5c3_Var11, templ_7745c5c3_Err = templ.JoinStringErrs(fmt.Sprintf("%.2f", c.PassAtK))
 					if templ_7745c5c3_Err != nil {
-						return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/analysis.templ`, Line: 139, Col: 56}
+						return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/analysis.templ`, Line: 146, Col: 56}
 					}
 					_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var11))
 					if templ_7745c5c3_Err != nil {
@@ -321,7 +328,7 @@ func RunAnalysisView(r RunResultsView) templ.Component {
 					var templ_7745c5c3_Var12 string
 					templ_7745c5c3_Var12, templ_7745c5c3_Err = templ.JoinStringErrs(fmt.Sprintf("%.2f", c.PassHatK))
 					if templ_7745c5c3_Err != nil {
-						return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/analysis.templ`, Line: 140, Col: 57}
+						return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/analysis.templ`, Line: 147, Col: 57}
 					}
 					_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var12))
 					if templ_7745c5c3_Err != nil {
@@ -334,7 +341,7 @@ func RunAnalysisView(r RunResultsView) templ.Component {
 					var templ_7745c5c3_Var13 string
 					templ_7745c5c3_Var13, templ_7745c5c3_Err = templ.JoinStringErrs(fmt.Sprintf("%.2f", c.MeanSpread))
 					if templ_7745c5c3_Err != nil {
-						return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/analysis.templ`, Line: 141, Col: 59}
+						return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/analysis.templ`, Line: 148, Col: 59}
 					}
 					_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var13))
 					if templ_7745c5c3_Err != nil {
@@ -353,7 +360,7 @@ func RunAnalysisView(r RunResultsView) templ.Component {
 							var templ_7745c5c3_Var14 string
 							templ_7745c5c3_Var14, templ_7745c5c3_Err = templruntime.NewAttributeExpression(fmt.Sprintf("%d of %d passed, spread %.1f", f.Passed, f.N, f.Spread)).Resolve(ctx)
 							if templ_7745c5c3_Err != nil {
-								return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/analysis.templ`, Line: 145, Col: 93}
+								return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/analysis.templ`, Line: 152, Col: 93}
 							}
 							_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var14)
 							if templ_7745c5c3_Err != nil {
@@ -366,7 +373,7 @@ func RunAnalysisView(r RunResultsView) templ.Component {
 							var templ_7745c5c3_Var15 string
 							templ_7745c5c3_Var15, templ_7745c5c3_Err = templ.JoinStringErrs(f.TaskID)
 							if templ_7745c5c3_Err != nil {
-								return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/analysis.templ`, Line: 145, Col: 106}
+								return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/analysis.templ`, Line: 152, Col: 106}
 							}
 							_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var15))
 							if templ_7745c5c3_Err != nil {
@@ -379,7 +386,7 @@ func RunAnalysisView(r RunResultsView) templ.Component {
 							var templ_7745c5c3_Var16 string
 							templ_7745c5c3_Var16, templ_7745c5c3_Err = templ.JoinStringErrs(" ")
 							if templ_7745c5c3_Err != nil {
-								return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/analysis.templ`, Line: 145, Col: 120}
+								return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/analysis.templ`, Line: 152, Col: 120}
 							}
 							_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var16))
 							if templ_7745c5c3_Err != nil {
@@ -414,7 +421,7 @@ func RunAnalysisView(r RunResultsView) templ.Component {
 					var templ_7745c5c3_Var17 string
 					templ_7745c5c3_Var17, templ_7745c5c3_Err = templ.JoinStringErrs(j.Judge)
 					if templ_7745c5c3_Err != nil {
-						return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/analysis.templ`, Line: 163, Col: 21}
+						return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/analysis.templ`, Line: 170, Col: 21}
 					}
 					_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var17))
 					if templ_7745c5c3_Err != nil {
@@ -427,7 +434,7 @@ func RunAnalysisView(r RunResultsView) templ.Component {
 					var templ_7745c5c3_Var18 string
 					templ_7745c5c3_Var18, templ_7745c5c3_Err = templ.JoinStringErrs(j.Version)
 					if templ_7745c5c3_Err != nil {
-						return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/analysis.templ`, Line: 164, Col: 30}
+						return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/analysis.templ`, Line: 171, Col: 30}
 					}
 					_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var18))
 					if templ_7745c5c3_Err != nil {
@@ -440,7 +447,7 @@ func RunAnalysisView(r RunResultsView) templ.Component {
 					var templ_7745c5c3_Var19 string
 					templ_7745c5c3_Var19, templ_7745c5c3_Err = templruntime.NewAttributeExpression(fmt.Sprintf("identical answers judged more than once: %d", j.SelfN)).Resolve(ctx)
 					if templ_7745c5c3_Err != nil {
-						return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/analysis.templ`, Line: 165, Col: 99}
+						return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/analysis.templ`, Line: 172, Col: 99}
 					}
 					_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var19)
 					if templ_7745c5c3_Err != nil {
@@ -453,7 +460,7 @@ func RunAnalysisView(r RunResultsView) templ.Component {
 					var templ_7745c5c3_Var20 string
 					templ_7745c5c3_Var20, templ_7745c5c3_Err = templ.JoinStringErrs(fmtOpt(j.SelfConsistency, "%.2f"))
 					if templ_7745c5c3_Err != nil {
-						return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/analysis.templ`, Line: 165, Col: 137}
+						return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/analysis.templ`, Line: 172, Col: 137}
 					}
 					_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var20))
 					if templ_7745c5c3_Err != nil {
@@ -466,7 +473,7 @@ func RunAnalysisView(r RunResultsView) templ.Component {
 					var templ_7745c5c3_Var21 string
 					templ_7745c5c3_Var21, templ_7745c5c3_Err = templruntime.NewAttributeExpression(fmt.Sprintf("pairwise comparisons: %d", j.FlipN)).Resolve(ctx)
 					if templ_7745c5c3_Err != nil {
-						return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/analysis.templ`, Line: 166, Col: 80}
+						return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/analysis.templ`, Line: 173, Col: 80}
 					}
 					_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var21)
 					if templ_7745c5c3_Err != nil {
@@ -479,7 +486,7 @@ func RunAnalysisView(r RunResultsView) templ.Component {
 					var templ_7745c5c3_Var22 string
 					templ_7745c5c3_Var22, templ_7745c5c3_Err = templ.JoinStringErrs(fmtOpt(j.FlipRate, "%.2f"))
 					if templ_7745c5c3_Err != nil {
-						return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/analysis.templ`, Line: 166, Col: 111}
+						return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/analysis.templ`, Line: 173, Col: 111}
 					}
 					_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var22))
 					if templ_7745c5c3_Err != nil {
@@ -492,7 +499,7 @@ func RunAnalysisView(r RunResultsView) templ.Component {
 					var templ_7745c5c3_Var23 string
 					templ_7745c5c3_Var23, templ_7745c5c3_Err = templruntime.NewAttributeExpression(fmt.Sprintf("n = %d", j.LengthN)).Resolve(ctx)
 					if templ_7745c5c3_Err != nil {
-						return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/analysis.templ`, Line: 167, Col: 64}
+						return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/analysis.templ`, Line: 174, Col: 64}
 					}
 					_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var23)
 					if templ_7745c5c3_Err != nil {
@@ -505,7 +512,7 @@ func RunAnalysisView(r RunResultsView) templ.Component {
 					var templ_7745c5c3_Var24 string
 					templ_7745c5c3_Var24, templ_7745c5c3_Err = templ.JoinStringErrs(fmtOpt(j.LengthBias, "%+.2f"))
 					if templ_7745c5c3_Err != nil {
-						return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/analysis.templ`, Line: 167, Col: 98}
+						return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/analysis.templ`, Line: 174, Col: 98}
 					}
 					_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var24))
 					if templ_7745c5c3_Err != nil {
@@ -518,7 +525,7 @@ func RunAnalysisView(r RunResultsView) templ.Component {
 					var templ_7745c5c3_Var25 string
 					templ_7745c5c3_Var25, templ_7745c5c3_Err = templ.JoinStringErrs(fmtKappa(j.Human))
 					if templ_7745c5c3_Err != nil {
-						return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/analysis.templ`, Line: 168, Col: 31}
+						return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/analysis.templ`, Line: 175, Col: 31}
 					}
 					_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var25))
 					if templ_7745c5c3_Err != nil {
@@ -536,7 +543,7 @@ func RunAnalysisView(r RunResultsView) templ.Component {
 						var templ_7745c5c3_Var26 string
 						templ_7745c5c3_Var26, templ_7745c5c3_Err = templruntime.NewAttributeExpression(strings.Join(j.Untrusted, "; ")).Resolve(ctx)
 						if templ_7745c5c3_Err != nil {
-							return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/analysis.templ`, Line: 171, Col: 103}
+							return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/analysis.templ`, Line: 178, Col: 103}
 						}
 						_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var26)
 						if templ_7745c5c3_Err != nil {

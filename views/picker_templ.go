@@ -31,7 +31,7 @@ func (p RunPick) mode() string {
 	return p.Mode
 }
 
-// RunTaskPicker picks the run's tasks among its collections': all, N from
+// RunTaskPicker picks the run's tasks among its collections', use cases' and categories': all, N from
 // the top or bottom (task_id order) or at random with a seed, or by hand.
 func RunTaskPicker(p RunPick) templ.Component {
 	return templruntime.GeneratedTemplate(func(templ_7745c5c3_Input templruntime.GeneratedComponentInput) (templ_7745c5c3_Err error) {
@@ -50,7 +50,7 @@ func RunTaskPicker(p RunPick) templ.Component {
 		}
 		ctx = templ.InitializeContext(ctx)
 		ctx = templ.ClearChildren(ctx)
-		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 1, "<fieldset data-testid=\"task-picker\"><legend><strong>Tasks</strong> <small class=\"muted\">(all tasks of the chosen collections, or some of them)</small></legend><div role=\"group\">")
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 1, "<fieldset data-testid=\"task-picker\"><legend><strong>Tasks</strong> <small class=\"muted\">(all tasks of the chosen collections, use cases and categories, or some of them)</small></legend><div role=\"group\">")
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
@@ -145,7 +145,7 @@ func RunTaskPicker(p RunPick) templ.Component {
 				return templ_7745c5c3_Err
 			}
 		}
-		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 12, "><summary>Hand-pick tasks</summary> <button type=\"button\" class=\"outline secondary\" hx-get=\"/runs/new/tasks\" hx-include=\"[name='collection_ids'],[name='task_ids']\" hx-target=\"#task-pick-list\" data-testid=\"load-tasks\">Load the chosen collections' tasks</button><div id=\"task-pick-list\">")
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 12, "><summary>Hand-pick tasks</summary> <button type=\"button\" class=\"outline secondary\" hx-get=\"/runs/new/tasks\" hx-include=\"[name='collection_ids'],[name='usecases'],[name='categories'],[name='task_ids']\" hx-target=\"#task-pick-list\" data-testid=\"load-tasks\">Load the chosen tasks</button><div id=\"task-pick-list\">")
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
@@ -208,7 +208,7 @@ func RunTaskList(tasks []store.TaskBrief, total int64, picked map[string]bool) t
 		ctx = templ.InitializeContext(ctx)
 		ctx = templ.ClearChildren(ctx)
 		if len(tasks) == 0 {
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 17, "<p class=\"muted\">Choose collections with tasks first.</p>")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 17, "<p class=\"muted\">Choose collections, use cases or categories with tasks first.</p>")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}

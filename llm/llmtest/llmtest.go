@@ -4,6 +4,7 @@
 package llmtest
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -123,6 +124,7 @@ type Reply struct {
 	Tokens     int64         // completion tokens reported; 0 counts words
 	ToolCalls  []ToolCall    // function calls asked for (finish_reason tool_calls)
 	Reasoning  string        // sent as the message's "reasoning" field
+	Model      string        // the reply's model id; "" repeats the request's
 }
 
 // Server is a running fake.
@@ -274,7 +276,7 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 		msg["reasoning"] = rep.Reasoning
 	}
 	json.NewEncoder(w).Encode(map[string]any{
-		"id": "chatcmpl-fake", "object": "chat.completion", "created": time.Now().Unix(), "model": req.Model,
+		"id": "chatcmpl-fake", "object": "chat.completion", "created": time.Now().Unix(), "model": cmp.Or(rep.Model, req.Model),
 		"choices": []any{map[string]any{"index": 0, "finish_reason": finish, "message": msg}},
 		"usage": map[string]any{"prompt_tokens": len(strings.Fields(req.Last())), "completion_tokens": tokens,
 			"total_tokens": tokens + int64(len(strings.Fields(req.Last())))},
