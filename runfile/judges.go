@@ -175,6 +175,17 @@ func (p *reader) metrics(root *node) {
 		f.lines["system_prompt"] = n.line
 		f.SystemPrompt = p.str(n, "system_prompt")
 	}
+	if n := root.get("max_cost_usd"); n != nil {
+		f.lines["max_cost_usd"] = n.line
+		if v, ok := p.num(n, "max_cost_usd"); ok {
+			// The API's rule, so the file and POST /api/runs refuse the same budgets.
+			if err := store.ValidBudget("max_cost_usd", &v); err != nil {
+				p.errf(n.line, "max_cost_usd", "%s", validationMessage(err))
+			} else {
+				f.MaxCostUSD = &v
+			}
+		}
+	}
 	checksOnly := len(f.Metrics) > 0
 	for _, m := range f.Metrics {
 		checksOnly = checksOnly && strings.HasPrefix(m, "check_")
