@@ -162,9 +162,11 @@ func (e *Engine) judge(ctx context.Context, pj *panelJudge, last bool, p *store.
 			Reasoning: "weighted mean of the metrics"})
 	}
 	verdict := store.Verdict{Overall: v.Overall, Scores: scores, Last: last}
-	if c := pj.Price.Cost(resp.PromptTokens, resp.CompletionTokens); c != nil {
-		verdict.CostUSD = *c
+	usd, src := pj.Price.CallCost(resp.CostUSD, resp.PromptTokens, resp.CompletionTokens)
+	if usd != nil {
+		verdict.CostUSD = *usd
 	}
+	verdict.CostSource = src
 	entry := itemLog(w, store.LogInfo, "verdict", fmt.Sprintf("⚖ %s · %s: %s scores %s", w.Target.Label(), w.Task.TaskKey, pj.Name,
 		formatScore(v.Overall, pj.ScaleMax)), judgeLogDetail(v.Reasoning(), req, resp.Text))
 	c := store.JudgingCompletion(&w.Item, verdict)

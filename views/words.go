@@ -280,3 +280,17 @@ func SourceTypeWord(t store.SourceType) string {
 	}
 	return string(t)
 }
+
+// CostSourceWord says where a cost came from: provider → "reported by
+// provider"; "" (unknown) has no words.
+func CostSourceWord(s store.CostSource) string {
+	switch s {
+	case store.CostProvider:
+		return "reported by provider"
+	case store.CostPriceTable:
+		return "from prices"
+	case store.CostMixed:
+		return "partly reported, partly from prices"
+	}
+	return humanize(string(s))
+}

@@ -123,6 +123,8 @@ type Reply struct {
 	Tokens     int64         // completion tokens reported; 0 counts words
 	ToolCalls  []ToolCall    // function calls asked for (finish_reason tool_calls)
 	Reasoning  string        // sent as the message's "reasoning" field
+	// Cost, when set, is reported as usage.cost (USD), as OpenRouter reports a call's cost.
+	Cost *float64
 }
 
 // Server is a running fake.
@@ -270,10 +272,14 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 	if rep.Reasoning != "" {
 		msg["reasoning"] = rep.Reasoning
 	}
+	usage := map[string]any{"prompt_tokens": len(strings.Fields(req.Last())), "completion_tokens": tokens,
+		"total_tokens": tokens + int64(len(strings.Fields(req.Last())))}
+	if rep.Cost != nil {
+		usage["cost"] = *rep.Cost
+	}
 	json.NewEncoder(w).Encode(map[string]any{
 		"id": "chatcmpl-fake", "object": "chat.completion", "created": time.Now().Unix(), "model": req.Model,
 		"choices": []any{map[string]any{"index": 0, "finish_reason": finish, "message": msg}},
-		"usage": map[string]any{"prompt_tokens": len(strings.Fields(req.Last())), "completion_tokens": tokens,
-			"total_tokens": tokens + int64(len(strings.Fields(req.Last())))},
+		"usage":   usage,
 	})
 }
