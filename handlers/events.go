@@ -187,7 +187,7 @@ func (h *Handler) readFrame(ctx context.Context, runID int64, cursor *logCursor)
 	if f.current, err = h.store.RunCurrent(ctx, runID); err != nil {
 		return nil, false, err
 	}
-	if f.budget, err = h.runs.Budget(ctx, run); err != nil {
+	if f.budget, err = h.budgetOf(ctx, run); err != nil {
 		return nil, false, err
 	}
 	return f, more, nil

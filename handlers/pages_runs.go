@@ -141,11 +141,20 @@ func (h *Handler) progressOf(c echo.Context, run *store.Run) (views.ProgressView
 	if err != nil {
 		return views.ProgressView{}, prog, err
 	}
-	b, err := h.runs.Budget(ctx, run)
+	b, err := h.budgetOf(ctx, run)
 	if err != nil {
 		return views.ProgressView{}, prog, err
 	}
 	return progressView(run, prog, cur, b), prog, nil
+}
+
+// budgetOf is a run's spend against its budget for the progress panel;
+// a run without a budget skips the sum, which every live frame would pay.
+func (h *Handler) budgetOf(ctx context.Context, run *store.Run) (runs.Budget, error) {
+	if run.Options.MaxCostUSD == nil {
+		return runs.Budget{}, nil
+	}
+	return h.runs.Budget(ctx, run)
 }
 
 const perTaskLimit = 200
