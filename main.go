@@ -89,6 +89,7 @@ func parseConfig(args []string) (Config, error) {
   validate FILE        check run files and task files
   import FILE          import tasks (CSV, JSONL, YAML, promptfoo, MT-Bench, OpenAI evals)
   export RUN_ID        write a run as csv, json or a self-contained html report
+  export-tasks         write tasks back as YAML, JSONL or CSV that imports to the same tasks
   models PROVIDER      list a provider's models with prices
   agents               list the saved agents (id, name, version, executor, model, MCP servers)
 

@@ -42,7 +42,7 @@ const (
 )
 
 // Commands are the subcommands this package runs.
-var Commands = []string{"run", "validate", "import", "export", "models", "agents"}
+var Commands = []string{"run", "validate", "import", "export", "export-tasks", "models", "agents"}
 
 // Handles reports whether name is one of Commands.
 func Handles(name string) bool { return slices.Contains(Commands, name) }
@@ -87,6 +87,8 @@ func Main(args []string, stdout, stderr io.Writer) int {
 		err = e.importTasks(args[1:])
 	case "export":
 		err = e.export(args[1:])
+	case "export-tasks":
+		err = e.exportTasks(args[1:])
 	case "models":
 		err = e.models(args[1:])
 	case "agents":

@@ -48,7 +48,7 @@ func TestImportOutputsCommand(t *testing.T) {
 
 	bad := p.write("bad.jsonl", `{"task_id": "a", "model": "m", "response": "r", "cost_usd": "free"}`+"\n")
 	code, _, errOut = p.main("import", "--outputs", bad, "--checks", "contains")
-	if code != ExitUsage || !strings.Contains(errOut, bad+":1: row 1: cost_usd: not a number") {
+	if code != ExitUsage || !strings.Contains(errOut, bad+":1:61: row 1: cost_usd: not a number") {
 		t.Errorf("bad file: exit %d, stderr %s", code, errOut)
 	}
 	code, _, errOut = p.main("import", "--outputs", file)

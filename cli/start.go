@@ -65,111 +65,14 @@ func (e *env) runInputError(f *runfile.File, what string, err error) error {
 // back (see estimateRun).
 func (e *env) prepareRun(ctx context.Context, st *store.Store, f *runfile.File, name string, extraTags []string, log io.Writer) (store.RunInput, error) {
 	var none store.RunInput
-	probs := &problems{file: f.Path}
-	stored, err := st.Providers(ctx)
+	known, probs, err := lookUpNames(ctx, st, f)
 	if err != nil {
-		return none, failErr("%v", err)
-	}
-	providerByName := map[string]*store.Provider{}
-	for i := range stored {
-		providerByName[strings.ToLower(stored[i].Name)] = &stored[i]
-	}
-	for _, p := range f.Providers {
-		if p.RefOnly && providerByName[strings.ToLower(p.Name)] == nil {
-			probs.add(p.Line, "providers", "no stored provider %q: give its base_url to create it", p.Name)
-		}
-	}
-	cols, err := st.Collections(ctx)
-	if err != nil {
-		return none, failErr("%v", err)
-	}
-	colByName := map[string]store.Collection{}
-	for _, c := range cols {
-		colByName[c.Name] = c
-	}
-	for _, c := range f.Collections {
-		if _, ok := colByName[c.Name]; !ok {
-			probs.add(c.Line, "collections", "no collection %q", c.Name)
-		}
-	}
-	judges, err := st.Judges(ctx)
-	if err != nil {
-		return none, failErr("%v", err)
-	}
-	judgeByName := map[string]store.Judge{}
-	for _, j := range judges {
-		judgeByName[strings.ToLower(j.Name)] = j
-	}
-	styles, err := st.Styles(ctx)
-	if err != nil {
-		return none, failErr("%v", err)
-	}
-	styleByName := map[string]store.JudgementStyle{}
-	for _, s := range styles {
-		styleByName[strings.ToLower(s.Name)] = s
-	}
-	if f.HasAgents() {
-		agents, err := st.Agents(ctx)
-		if err != nil {
-			return none, failErr("%v", err)
-		}
-		var ps runfile.Problems
-		if errors.As(f.ResolveAgents(agents), &ps) {
-			probs.list = append(probs.list, ps...)
-		}
-	}
-	metricNames := map[string]bool{}
-	for _, m := range runfile.BuiltinMetrics {
-		metricNames[m] = true
-	}
-	for _, t := range store.CheckTypes {
-		metricNames["check_"+t] = true
-	}
-	for _, j := range f.Judges {
-		var ms []store.Metric
-		switch {
-		case j.Provider == "":
-			sj, ok := judgeByName[strings.ToLower(j.Name)]
-			if !ok {
-				probs.add(j.Line, "judge", "no saved judge %q", j.Name)
-				continue
-			}
-			for _, s := range styles {
-				if s.ID == sj.StyleID {
-					ms = s.Metrics
-				}
-			}
-		case j.StyleDef != nil:
-			ms = j.StyleDef.Metrics
-		case j.Style != "":
-			s, ok := styleByName[strings.ToLower(j.Style)]
-			if !ok {
-				var names []string
-				for _, s := range styles {
-					names = append(names, fmt.Sprintf("%q", s.Name))
-				}
-				probs.add(j.Line, "judge.style", "no judgement style %q (styles: %s)", j.Style, strings.Join(names, ", "))
-				continue
-			}
-			ms = s.Metrics
-		}
-		for _, m := range ms {
-			metricNames[m.Name] = true
-		}
-	}
-	for _, g := range f.Gates.Metrics() {
-		if !metricNames[g.Metric] {
-			var known []string
-			for k := range metricNames {
-				known = append(known, k)
-			}
-			slices.Sort(known)
-			probs.add(g.Line, "gates."+g.Key, "the run has no metric %q (metrics: %s)", g.Metric, strings.Join(known, ", "))
-		}
+		return none, err
 	}
 	if len(probs.list) > 0 {
 		return none, e.fail(probs)
 	}
+	providerByName, colByName, judgeByName, styleByName := known.providers, known.collections, known.judges, known.styles
 
 	// Save the providers: create, or update the stored one of the same name.
 	providerIDs := map[string]int64{}
@@ -376,4 +279,123 @@ func sameStyle(ctx context.Context, old store.JudgementStyle, def store.StyleInp
 		}
 	}
 	return true
+}
+
+// stored is what the names of a run file are in the database.
+type stored struct {
+	providers   map[string]*store.Provider // by lower-case name
+	collections map[string]store.Collection
+	judges      map[string]store.Judge          // by lower-case name
+	styles      map[string]store.JudgementStyle // by lower-case name
+}
+
+// lookUpNames finds every name a run file gives in the database (stored
+// providers, collections, saved judges, judgement styles, agents) and checks
+// that its gates name metrics the run will have. run and validate both call
+// it, so validate says OK exactly when run would start. A database error is
+// the error; what the file gets wrong is in the problems.
+func lookUpNames(ctx context.Context, st *store.Store, f *runfile.File) (*stored, *problems, error) {
+	probs := &problems{file: f.Path}
+	providers, err := st.Providers(ctx)
+	if err != nil {
+		return nil, nil, failErr("%v", err)
+	}
+	providerByName := map[string]*store.Provider{}
+	for i := range providers {
+		providerByName[strings.ToLower(providers[i].Name)] = &providers[i]
+	}
+	for _, p := range f.Providers {
+		if p.RefOnly && providerByName[strings.ToLower(p.Name)] == nil {
+			probs.add(p.Line, "providers", "no stored provider %q: give its base_url to create it", p.Name)
+		}
+	}
+	cols, err := st.Collections(ctx)
+	if err != nil {
+		return nil, nil, failErr("%v", err)
+	}
+	colByName := map[string]store.Collection{}
+	for _, c := range cols {
+		colByName[c.Name] = c
+	}
+	for _, c := range f.Collections {
+		if _, ok := colByName[c.Name]; !ok {
+			probs.add(c.Line, "collections", "no collection %q", c.Name)
+		}
+	}
+	judges, err := st.Judges(ctx)
+	if err != nil {
+		return nil, nil, failErr("%v", err)
+	}
+	judgeByName := map[string]store.Judge{}
+	for _, j := range judges {
+		judgeByName[strings.ToLower(j.Name)] = j
+	}
+	styles, err := st.Styles(ctx)
+	if err != nil {
+		return nil, nil, failErr("%v", err)
+	}
+	styleByName := map[string]store.JudgementStyle{}
+	for _, s := range styles {
+		styleByName[strings.ToLower(s.Name)] = s
+	}
+	if f.HasAgents() {
+		agents, err := st.Agents(ctx)
+		if err != nil {
+			return nil, nil, failErr("%v", err)
+		}
+		var ps runfile.Problems
+		if errors.As(f.ResolveAgents(agents), &ps) {
+			probs.list = append(probs.list, ps...)
+		}
+	}
+	metricNames := map[string]bool{}
+	for _, m := range runfile.BuiltinMetrics {
+		metricNames[m] = true
+	}
+	for _, t := range store.CheckTypes {
+		metricNames["check_"+t] = true
+	}
+	for _, j := range f.Judges {
+		var ms []store.Metric
+		switch {
+		case j.Provider == "":
+			sj, ok := judgeByName[strings.ToLower(j.Name)]
+			if !ok {
+				probs.add(j.Line, "judge", "no saved judge %q", j.Name)
+				continue
+			}
+			for _, s := range styles {
+				if s.ID == sj.StyleID {
+					ms = s.Metrics
+				}
+			}
+		case j.StyleDef != nil:
+			ms = j.StyleDef.Metrics
+		case j.Style != "":
+			s, ok := styleByName[strings.ToLower(j.Style)]
+			if !ok {
+				var names []string
+				for _, s := range styles {
+					names = append(names, fmt.Sprintf("%q", s.Name))
+				}
+				probs.add(j.Line, "judge.style", "no judgement style %q (styles: %s)", j.Style, strings.Join(names, ", "))
+				continue
+			}
+			ms = s.Metrics
+		}
+		for _, m := range ms {
+			metricNames[m.Name] = true
+		}
+	}
+	for _, g := range f.Gates.Metrics() {
+		if !metricNames[g.Metric] {
+			var known []string
+			for k := range metricNames {
+				known = append(known, k)
+			}
+			slices.Sort(known)
+			probs.add(g.Line, "gates."+g.Key, "the run has no metric %q (metrics: %s)", g.Metric, strings.Join(known, ", "))
+		}
+	}
+	return &stored{providers: providerByName, collections: colByName, judges: judgeByName, styles: styleByName}, probs, nil
 }

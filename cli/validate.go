@@ -18,11 +18,13 @@ const validateUsage = `Usage: tribunal validate FILE...
 
 Checks run files (providers:, tasks:, targets:, judge:, gates:) and task
 files (CSV, JSONL, YAML task definitions, promptfoo, MT-Bench, OpenAI evals)
-without running anything, and lists every problem with its line. Referenced
-environment variables must be set. A run file's agent: targets are looked up
-among the saved agents (the database of --data-dir or --database-url); names
-of stored providers, judges, styles and collections are checked when the run
-starts.
+without running anything, and lists every problem with its line and column.
+Referenced environment variables must be set. The names a run file gives
+(stored providers, collections, saved judges, judgement styles, agent:
+targets) and its gates' metrics are looked up in the database of --data-dir
+or --database-url, as tribunal run does, so OK means run would start. Task
+files are held to TaskBench's task schema where they use its shape; warnings
+(printed, not counted) say what imports but may not be what you meant.
 `
 
 // runFileKeys tell a run file from a YAML task file.
@@ -39,7 +41,7 @@ func isRunFile(path string, data []byte) bool {
 func (e *env) validate(args []string) error {
 	fs := newFlagSet("validate", validateUsage, e.stderr)
 	var db dbFlags
-	e.addDBFlags(fs, &db) // the database is opened only to look up agent: targets
+	e.addDBFlags(fs, &db) // the database is opened only for a run file that names what it holds
 	asTasks := fs.Bool("tasks", false, "treat every file as a task file")
 	showPrompt := fs.Bool("show-prompt", false, "print the prompt each task's model gets")
 	format := fs.String("format", "", "task file format (csv, jsonl, yaml, promptfoo, mtbench, openai_evals); default: detected")
@@ -52,7 +54,12 @@ func (e *env) validate(args []string) error {
 		return usageErr("name a file to validate")
 	}
 	ctx := context.Background()
-	var agents []store.Agent // read once, for the first run file with agent: targets
+	var st *store.Store // opened once, for the first run file that needs it
+	defer func() {
+		if st != nil {
+			st.Close()
+		}
+	}()
 	bad := 0
 	for _, path := range files {
 		data, err := os.ReadFile(path)
@@ -67,14 +74,18 @@ func (e *env) validate(args []string) error {
 				bad += e.printProblems(err)
 				continue
 			}
-			if f.HasAgents() {
-				if agents == nil {
-					if agents, err = e.storedAgents(ctx, db); err != nil {
+			if namesStored(f) {
+				if st == nil {
+					if st, err = e.openStore(ctx, db); err != nil {
 						return err
 					}
 				}
-				if err := f.ResolveAgents(agents); err != nil {
-					bad += e.printProblems(err)
+				_, probs, err := lookUpNames(ctx, st, f)
+				if err != nil {
+					return err
+				}
+				if len(probs.list) > 0 {
+					bad += e.printProblems(probs.list)
 					continue
 				}
 			}
@@ -82,6 +93,9 @@ func (e *env) validate(args []string) error {
 			continue
 		}
 		r := importer.Read(filepath.Base(path), data, importer.Options{Format: importer.Format(*format), Dir: filepath.Dir(path)})
+		for _, w := range r.Warnings {
+			fmt.Fprintf(e.stderr, "%s: warning: %s\n", placeOf(path, w), describeRowError(w))
+		}
 		if len(r.Errors) > 0 {
 			bad += e.printImportErrors(path, r.Errors)
 			continue
@@ -116,18 +130,24 @@ func (e *env) printPrompts(ctx context.Context, tasks []store.TaskInput) int {
 	return bad
 }
 
-// storedAgents reads the saved agents, never nil.
-func (e *env) storedAgents(ctx context.Context, db dbFlags) ([]store.Agent, error) {
-	st, err := e.openStore(ctx, db)
-	if err != nil {
-		return nil, err
+// namesStored reports whether a run file gives names the database holds
+// (or gates, whose metrics may come from a stored style), so that validate
+// opens the database only when it has something to look up.
+func namesStored(f *runfile.File) bool {
+	if f.HasAgents() || len(f.Collections) > 0 || !f.Gates.Empty() {
+		return true
 	}
-	defer st.Close()
-	agents, err := st.Agents(ctx)
-	if err != nil {
-		return nil, failErr("%v", err)
+	for _, p := range f.Providers {
+		if p.RefOnly {
+			return true
+		}
 	}
-	return append([]store.Agent{}, agents...), nil
+	for _, j := range f.Judges {
+		if j.Provider == "" || j.Style != "" {
+			return true
+		}
+	}
+	return false
 }
 
 // printProblems lists run-file problems, one a line, and counts them.
@@ -151,20 +171,32 @@ func (e *env) printImportErrors(path string, err error) int {
 		return 1
 	}
 	for _, re := range es {
-		loc := path
-		if re.Line > 0 {
-			loc += fmt.Sprintf(":%d", re.Line)
-		}
-		msg := re.Message
-		if re.Field != "" {
-			msg = re.Field + ": " + msg
-		}
-		if re.Row > 0 {
-			msg = fmt.Sprintf("row %d: %s", re.Row, msg)
-		}
-		fmt.Fprintf(e.stderr, "%s: %s\n", loc, msg)
+		fmt.Fprintf(e.stderr, "%s: %s\n", placeOf(path, re), describeRowError(re))
 	}
 	return len(es)
+}
+
+// placeOf is file:line:column, as compilers print it (as far as known).
+func placeOf(path string, re importer.RowError) string {
+	switch {
+	case re.Line > 0 && re.Column > 0:
+		return fmt.Sprintf("%s:%d:%d", path, re.Line, re.Column)
+	case re.Line > 0:
+		return fmt.Sprintf("%s:%d", path, re.Line)
+	}
+	return path
+}
+
+// describeRowError is a problem without its place: "row 2: field: message".
+func describeRowError(re importer.RowError) string {
+	msg := re.Message
+	if re.Field != "" {
+		msg = re.Field + ": " + msg
+	}
+	if re.Row > 0 {
+		msg = fmt.Sprintf("row %d: %s", re.Row, msg)
+	}
+	return msg
 }
 
 func describeRunFile(f *runfile.File) string {

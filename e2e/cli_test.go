@@ -394,7 +394,7 @@ func TestCLIImportAllOrNothing(t *testing.T) {
 	if r.code != 2 {
 		t.Fatalf("bad rows: %s", r)
 	}
-	for _, want := range []string{"bad.csv:3: row 2: question: is required", "bad.csv:5: row 4:", "nothing was imported"} {
+	for _, want := range []string{"bad.csv:3:1: row 2: question: is required", "bad.csv:5:1: row 4:", "nothing was imported"} {
 		if !strings.Contains(r.stderr, want) {
 			t.Errorf("stderr lacks %q:\n%s", want, r.stderr)
 		}

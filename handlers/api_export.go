@@ -7,7 +7,9 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"tribunal/importer"
 	"tribunal/report"
+	"tribunal/store"
 )
 
 // exportReport writes the JSON export or the self-contained HTML report of
@@ -61,4 +63,40 @@ func (h *Handler) apiExportRuns(c echo.Context) error {
 		return badRequest("%v (CSV exports one run: /api/runs/{id}/export)", err)
 	}
 	return h.exportReport(c, ids, f)
+}
+
+// apiExportTasks is GET /api/tasks/export?format=yaml|jsonl|csv with
+// optional collection_id, category and usecase: the tasks as a file that
+// imports back to the same tasks, streamed as they are read.
+func (h *Handler) apiExportTasks(c echo.Context) error {
+	f, err := importer.ParseExportFormat(c.QueryParam("format"))
+	if err != nil {
+		return badRequest("%v", err)
+	}
+	var sel store.TaskExport
+	if v := c.QueryParam("collection_id"); v != "" {
+		if sel.CollectionID, err = strconv.ParseInt(v, 10, 64); err != nil || sel.CollectionID <= 0 {
+			return badRequest("collection_id must be a collection's id, got %q", v)
+		}
+	}
+	sel.Category, sel.UseCase = c.QueryParam("category"), c.QueryParam("usecase")
+	name := "tribunal-tasks"
+	if sel.CollectionID != 0 {
+		name += "-collection-" + strconv.FormatInt(sel.CollectionID, 10)
+	}
+	ctype, ext := importer.ExportMedia(f)
+	w := c.Response()
+	w.Header().Set(echo.HeaderContentType, ctype)
+	w.Header().Set(echo.HeaderContentDisposition, `attachment; filename="`+name+ext+`"`)
+	ctx := c.Request().Context()
+	// An unknown collection fails before anything is written, so it is
+	// still a 404 through the error mapper; later, the reply has begun.
+	if err := importer.ExportTasks(ctx, h.store, w, f, sel); err != nil {
+		if !w.Committed {
+			w.Header().Del(echo.HeaderContentDisposition)
+			return err
+		}
+		h.log.ErrorContext(ctx, "export tasks", "format", f, "err", err)
+	}
+	return nil
 }

@@ -115,8 +115,24 @@ func cmpOr(vals ...string) string {
 type RowErrorJSON struct {
 	Row     int    `json:"row,omitempty"`
 	Line    int    `json:"line,omitempty"`
+	Column  int    `json:"column,omitempty"`
 	Field   string `json:"field,omitempty"`
 	Message string `json:"message"`
+}
+
+func rowErrorsJSON(es importer.Errors) []RowErrorJSON {
+	out := make([]RowErrorJSON, len(es))
+	for i, re := range es {
+		out[i] = RowErrorJSON{Row: re.Row, Line: re.Line, Column: re.Column, Field: re.Field, Message: re.Message}
+	}
+	return out
+}
+
+// ImportedJSON is a task import's result with the file's warnings (what
+// imported but may not be what the file meant).
+type ImportedJSON struct {
+	store.ImportResult
+	Warnings []RowErrorJSON `json:"warnings"`
 }
 
 // ImportErrorJSON answers an import with bad rows: nothing was imported.
@@ -137,11 +153,7 @@ func (e *importProblems) Error() string {
 }
 
 func (e *importProblems) reply() ImportErrorJSON {
-	out := ImportErrorJSON{Error: e.Error(), Errors: make([]RowErrorJSON, len(e.errs))}
-	for i, re := range e.errs {
-		out.Errors[i] = RowErrorJSON{Row: re.Row, Line: re.Line, Field: re.Field, Message: re.Message}
-	}
-	return out
+	return ImportErrorJSON{Error: e.Error(), Errors: rowErrorsJSON(e.errs)}
 }
 
 // readTasks reads an upload's tasks. A file that names no category takes
@@ -176,5 +188,5 @@ func (h *Handler) apiImport(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return c.JSON(http.StatusOK, res)
+	return c.JSON(http.StatusOK, ImportedJSON{ImportResult: *res, Warnings: rowErrorsJSON(r.Warnings)})
 }

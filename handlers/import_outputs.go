@@ -145,7 +145,7 @@ func (h *Handler) importOutputsPage(c echo.Context) error {
 				f.MoreProblems = len(ip.errs) - i
 				break
 			}
-			f.Problems = append(f.Problems, views.ImportProblem{Row: e.Row, Line: e.Line, Field: e.Field, Message: e.Message})
+			f.Problems = append(f.Problems, importProblem(e))
 		}
 	case errors.Is(err, errNoUpload):
 		status, f.Error = http.StatusUnprocessableEntity, "Choose a file of outputs, or paste it."

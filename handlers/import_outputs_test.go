@@ -78,7 +78,7 @@ func TestImportOutputsAPI(t *testing.T) {
 			status            int
 			want              string
 		}{
-			{"bad row", "kind=outputs&checks=contains", "task_id,model,response,latency_ms\nx,m,r,1\ny,m,r,slow\n", 422, `"line":3,"field":"latency_ms","message":"not a number"`},
+			{"bad row", "kind=outputs&checks=contains", "task_id,model,response,latency_ms\nx,m,r,1\ny,m,r,slow\n", 422, `"line":3,"column":7,"field":"latency_ms","message":"not a number"`},
 			{"unknown task", "kind=outputs&checks=contains", "task_id,model,response\nnobody,m,r\n", 422, `no task \"nobody\" exists`},
 			{"neither", "kind=outputs", "question,model,response\nq,m,r\n", 422, "pick a judge or checks"},
 			{"half a judge", "kind=outputs&judge_model=x", "question,model,response\nq,m,r\n", 422, "judge_provider_id: is required with judge_model"},

@@ -197,9 +197,9 @@ func TestImportPageProblems(t *testing.T) {
 	var problems []string
 	doc.Find("[data-testid=import-problem]").Each(func(_ int, s *goquery.Selection) {
 		td := s.Find("td")
-		problems = append(problems, fmt.Sprintf("row %s line %s %s: %s", td.Eq(0).Text(), td.Eq(1).Text(), td.Eq(2).Text(), td.Eq(3).Text()))
+		problems = append(problems, fmt.Sprintf("row %s line %s column %s %s: %s", td.Eq(0).Text(), td.Eq(1).Text(), td.Eq(2).Text(), td.Eq(3).Text(), td.Eq(4).Text()))
 	})
-	wantProblems := []string{"row 2 line 3 " + formMsg, "row 3 line 4 question: is required"}
+	wantProblems := []string{"row 2 line 3 column 1 " + formMsg, "row 3 line 4 column 1 question: is required"}
 	if !reflect.DeepEqual(problems, wantProblems) {
 		t.Errorf("problems %q, want %q", problems, wantProblems)
 	}

@@ -126,7 +126,13 @@ func previewView(token string, p *importPreview, page int) views.ImportPreview {
 		if i == previewProblems {
 			break
 		}
-		v.ProblemRows = append(v.ProblemRows, views.ImportProblem{Row: e.Row, Line: e.Line, Field: e.Field, Message: e.Message})
+		v.ProblemRows = append(v.ProblemRows, importProblem(e))
+	}
+	for i, e := range r.Warnings {
+		if i == previewProblems {
+			break
+		}
+		v.Warnings = append(v.Warnings, importProblem(e))
 	}
 	updates := map[string]bool{}
 	if p.dry != nil {
@@ -150,6 +156,10 @@ func previewView(token string, p *importPreview, page int) views.ImportPreview {
 			Tags: strings.Join(t.Tags, ", "), Update: updates[t.TaskKey]})
 	}
 	return v
+}
+
+func importProblem(e importer.RowError) views.ImportProblem {
+	return views.ImportProblem{Row: e.Row, Line: e.Line, Column: e.Column, Field: e.Field, Message: e.Message}
 }
 
 func clip(s string, n int) string {

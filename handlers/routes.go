@@ -212,6 +212,8 @@ func (h *Handler) apiRoutes() []apiRoute {
 		{method: get, path: "/tasks", handler: h.apiListTasks, summary: "List tasks", query: "q category usecase tag page per_page", out: store.Page[store.Task]{}},
 		{method: get, path: "/usecases", handler: h.apiUseCases, summary: "The use case → category hierarchy with task counts", out: []store.UseCase{}},
 		{method: post, path: "/tasks", handler: h.apiCreateTask, summary: "Create a task", in: store.TaskInput{}, out: store.Task{}, status: http.StatusCreated, errs: conflict},
+		{method: get, path: "/tasks/export", handler: h.apiExportTasks, summary: "Export tasks as a file that imports back to the same tasks (every field): TaskBench/Tribunal YAML, JSONL or CSV; all tasks, or a collection's, category's or use case's",
+			query: "format collection_id category usecase", media: []string{"application/yaml", "application/x-ndjson", "text/csv"}},
 		{method: get, path: "/tasks/:task", handler: h.apiGetTask, summary: "Show a task", out: store.Task{}},
 		{method: put, path: "/tasks/:task", handler: h.apiUpdateTask, summary: "Update a task", in: store.TaskInput{}, out: store.Task{}, errs: conflict},
 		{method: del, path: "/tasks/:task", handler: h.apiDeleteTask, summary: "Delete a task"},
@@ -270,7 +272,7 @@ func (h *Handler) apiRoutes() []apiRoute {
 			"(task_id or question, model, response, latency_ms, input_tokens, output_tokens, cost_usd, reference) as an IMPORTED run scored by " +
 			"judge_provider_id and judge_model, or judge_ids, and/or checks (201 with runs.OutputsImport)",
 			query:  "kind format collection tags name dry_run filename judge_provider_id judge_model judge_ids checks",
-			upload: true, out: store.ImportResult{}, also: map[int]any{http.StatusCreated: runs.OutputsImport{}}, errs: conflict, invalid: ImportErrorJSON{}},
+			upload: true, out: ImportedJSON{}, also: map[int]any{http.StatusCreated: runs.OutputsImport{}}, errs: conflict, invalid: ImportErrorJSON{}},
 		{method: get, path: "/export", handler: h.apiExportRuns, summary: "Export several runs as one JSON document or HTML comparison", query: "run_ids format",
 			media: []string{"application/json", "text/html"}},
 

@@ -92,13 +92,13 @@ func eachCSVRecord(data []byte, tsv bool, header func(keys []string, line int) *
 			errs = append(errs, csvError(err, num, headerLine-1))
 			break
 		}
-		line, _ := r.FieldPos(0)
+		line, col := r.FieldPos(0)
 		line += headerLine - 1
 		if blank(rec) {
 			rows = append(rows, row{num: num, line: line, skip: true})
 			continue
 		}
-		b := newBuilder(num, line)
+		b := newBuilder(num, line, col)
 		// Trailing empty cells (a spreadsheet's stray commas) are harmless;
 		// anything else off the header's width means the columns are shifted.
 		if len(rec) > len(keys) && blank(rec[len(keys):]) {
@@ -109,9 +109,12 @@ func eachCSVRecord(data []byte, tsv bool, header func(keys []string, line int) *
 			rows, errs = b.done(rows, errs)
 			continue
 		}
-		obj := &value{kind: object, line: line}
+		obj := &value{kind: object, line: line, col: col}
 		for i, cell := range rec {
-			obj.add(keys[i], newScalar(cell, true, line))
+			v := newScalar(cell, true, 0)
+			v.line, v.col = r.FieldPos(i)
+			v.line += headerLine - 1
+			obj.add(keys[i], v)
 		}
 		fn(obj, b)
 		rows, errs = b.done(rows, errs)

@@ -124,7 +124,7 @@ func TestJSONArrayFile(t *testing.T) {
 		{TaskKey: "b", Category: "k", Question: "q2"},
 	})
 	_, err := Parse("tasks.json", []byte(strings.Replace(data, `"q2"`, `""`, 1)), "")
-	want := Errors{{Row: 2, Line: 3, Field: "question", Message: "is required"}}
+	want := Errors{{Row: 2, Line: 3, Column: 3, Field: "question", Message: "is required"}}
 	if !reflect.DeepEqual(err, want) {
 		t.Fatalf("err = %#v, want %#v", err, want)
 	}
@@ -324,10 +324,10 @@ tests:
 `
 	_, err := Parse("p.yaml", []byte(data), "")
 	want := Errors{
-		{Row: 2, Line: 6, Field: "vars", Message: "prompt chat uses {{text}}, which the test does not set"},
-		{Row: 3, Line: 7, Field: "tests", Message: `loading tests from "file://more_tests.yaml" is not supported; write them in the config`},
-		{Row: 4, Line: 10, Field: "assert", Message: "assert 1 (contains) has no value"},
-		{Row: 4, Line: 12, Field: "assert", Message: `assert 2 (python) loads its value from "file://check.py", which is not supported`},
+		{Row: 2, Line: 6, Column: 5, Field: "vars", Message: "prompt chat uses {{text}}, which the test does not set"},
+		{Row: 3, Line: 7, Column: 5, Field: "tests", Message: `loading tests from "file://more_tests.yaml" is not supported; write them in the config`},
+		{Row: 4, Line: 10, Column: 9, Field: "assert", Message: "assert 1 (contains) has no value"},
+		{Row: 4, Line: 12, Column: 16, Field: "assert", Message: `assert 2 (python) loads its value from "file://check.py", which is not supported`},
 	}
 	if !reflect.DeepEqual(err, want) {
 		t.Fatalf("err = %#v\nwant %#v", err, want)
@@ -368,7 +368,7 @@ func TestOpenAIEvals(t *testing.T) {
 		{TaskKey: genID("arith", "", "Plain text prompt"), Category: "arith", Question: "Plain text prompt", Reference: "x"},
 	})
 	_, err := Parse("e.jsonl", []byte(`{"input": [{"role": "user", "content": [{"type": "image_url", "image_url": {}}]}], "ideal": "x"}`), FormatOpenAIEvals)
-	want := Errors{{Row: 1, Line: 1, Field: "input", Message: `message 1: content part of type "image_url" is not supported (only text)`}}
+	want := Errors{{Row: 1, Line: 1, Column: 12, Field: "input", Message: `message 1: content part of type "image_url" is not supported (only text)`}}
 	if !reflect.DeepEqual(err, want) {
 		t.Fatalf("err = %#v", err)
 	}

@@ -1,13 +1,18 @@
 package importer
 
 import (
+	"bytes"
 	"errors"
+	"maps"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"tribunal/checks"
+	"tribunal/prompt"
 	"tribunal/store"
 )
 
@@ -156,4 +161,109 @@ func FuzzParseYAML(f *testing.F) {
 			checkParse(t, "fuzz.yaml", data, format)
 		}
 	})
+}
+
+// FuzzTaskBenchYAML: on any YAML, TaskBench's schema check keeps the
+// parsers' contract, every problem and warning is placed inside the file,
+// warnings never stop an import, and no imported task has a minimum above
+// its maximum.
+func FuzzTaskBenchYAML(f *testing.F) {
+	for _, s := range []string{
+		invalidTask,
+		seed004,
+		"- name: a\n  description: d\n  input_type: text\n  output_format: json\n  evaluation_criteria: [x]\n  judge_instructions: j\n  constraints: {min_words: 100, max_words: 10, x_min: 1, x_max: 2}\n",
+		"input_type: [csv]\noutput_format: {a: b}\nevaluation_criteria: [[x]]\nexamples: x\nconstraints: [min_a]\n",
+		"name: n\ndescription: d\ninput_type: json\noutput_format: markdown\nevaluation_criteria: [c]\njudge_instructions: j\nconstraints:\n  min_items: 1e3\n  max_items: .inf\n  tone: &t formal\n  style: *t\n",
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		checkParse(t, "fuzz.yaml", data, FormatYAML)
+		checkRead(t, "fuzz.yaml", data, FormatYAML)
+		r := Read("fuzz.yaml", data, Options{Format: FormatYAML})
+		// YAML breaks lines at LF, CR LF and a lone CR.
+		lines := strings.Count(strings.ReplaceAll(string(data), "\r\n", "\n"), "\n") + strings.Count(string(data), "\r") -
+			strings.Count(string(data), "\r\n") + 1
+		for _, e := range append(append(Errors{}, r.Errors...), r.Warnings...) {
+			if e.Line < 0 || e.Line > lines || e.Column < 0 || e.Column > 0 && e.Line == 0 {
+				t.Fatalf("%#v is not a place in a file of %d lines", e, lines)
+			}
+		}
+		if len(r.Errors) == 0 && len(r.Tasks) == 0 {
+			t.Fatal("no tasks and no error")
+		}
+		for _, task := range r.Tasks {
+			if bc := prompt.BoundConflicts(prompt.ConstraintsOf(task.Constraints)); len(bc) > 0 {
+				t.Fatalf("task %s imported with %s", task.TaskKey, bc[0].Message)
+			}
+		}
+	})
+}
+
+// FuzzExportRoundTrip: whatever the text, every export format reads back
+// to the same task (as an import trims and normalizes it).
+func FuzzExportRoundTrip(f *testing.F) {
+	f.Add("Solve:\n  2x = 4", "a\tb\n- c: d", "2", "k: ey", "v\n", "  spaced ", "tag")
+	f.Add("\"quoted\" # not a comment", "---\n...", "~", "", "null", "multi\nline\n\n", "with, comma")
+	f.Add("x\u2028y\u00a0z\x7f😀", "\uFEFFbom", "true", "[a]", "{}", "\\", "[wip]")
+	f.Fuzz(func(t *testing.T, question, input, reference, metaKey, metaVal, checkValue, tag string) {
+		in := store.TaskInput{TaskKey: "t", Category: "c", Question: question, Input: input, Reference: reference,
+			Metadata: map[string]string{}, Tags: []string{tag}}
+		if strings.TrimSpace(metaKey) != "" && strings.TrimSpace(metaVal) != "" {
+			in.Metadata[strings.TrimSpace(metaKey)] = metaVal
+		}
+		if checkValue != "" {
+			in.Checks = []store.Check{{Type: "contains", Value: checkValue}}
+		}
+		texts := []string{question, input, reference, metaKey, metaVal, checkValue, tag}
+		carried := !slices.ContainsFunc(texts, func(s string) bool { return strings.ContainsRune(s, '\r') || !utf8.ValidString(s) })
+		for _, f := range ExportFormats {
+			want := in
+			want.Metadata = maps.Clone(in.Metadata)
+			for k, v := range want.Metadata {
+				want.Metadata[k] = strings.TrimSpace(v)
+			}
+			want.Tags = slices.Clone(in.Tags)
+			for _, s := range []*string{&want.Question, &want.Input, &want.Reference} {
+				*s = strings.TrimSpace(*s)
+			}
+			if want.Normalize() != nil || store.NULField(&want) != "" || gsm8k(&store.TaskInput{Reference: want.Reference}) ||
+				!carried {
+				return // not a task a store holds (which is UTF-8), or text a file cannot carry exactly (CR)
+			}
+			var buf bytes.Buffer
+			w, _ := NewTaskWriter(&buf, f)
+			if err := w.Write(want); err != nil {
+				t.Fatal(err)
+			}
+			w.Close()
+			_, ext := ExportMedia(f)
+			got, err := Parse("t"+ext, buf.Bytes(), "")
+			if err != nil || len(got) != 1 {
+				t.Fatalf("%s: %v\n%s", f, err, buf.String())
+			}
+			if !sameTask(got[0], want) {
+				t.Fatalf("%s:\ngot  %#v\nwant %#v\n%s", f, got[0], want, buf.String())
+			}
+		}
+	})
+}
+
+// sameTask is reflect.DeepEqual with empty lists and maps the same as none.
+func sameTask(a, b store.TaskInput) bool {
+	for _, t := range []*store.TaskInput{&a, &b} {
+		if len(t.Tags) == 0 {
+			t.Tags = nil
+		}
+		if len(t.Turns) == 0 {
+			t.Turns = nil
+		}
+		if len(t.Checks) == 0 {
+			t.Checks = nil
+		}
+		if len(t.Metadata) == 0 {
+			t.Metadata = nil
+		}
+	}
+	return reflect.DeepEqual(a, b)
 }

@@ -67,17 +67,20 @@ const (
 )
 
 // RowError names one bad row: Row is the 1-based record number (CSV data row /
-// JSONL line / YAML list index) and Line the 1-based line in the file where
-// known. Both are 0 for a problem with the whole file.
+// JSONL line / YAML list index), Line and Column the 1-based place in the
+// file where known (Column 0: the line only). All are 0 for a problem with
+// the whole file.
 type RowError struct {
-	Row, Line int
-	Field     string
-	Message   string
+	Row, Line, Column int
+	Field             string
+	Message           string
 }
 
 func (e RowError) Error() string {
 	var b strings.Builder
 	switch {
+	case e.Line > 0 && e.Column > 0:
+		fmt.Fprintf(&b, "line %d, column %d: ", e.Line, e.Column)
 	case e.Line > 0:
 		fmt.Fprintf(&b, "line %d: ", e.Line)
 	case e.Row > 0:
@@ -112,9 +115,10 @@ func (es Errors) Error() string {
 // row is what one record made: a task, or a record whose problems are in
 // Errors (bad), or a blank record that was skipped.
 type row struct {
-	task      store.TaskInput
-	num, line int
-	bad, skip bool
+	task           store.TaskInput
+	num, line, col int
+	bad, skip      bool
+	warns          Errors // what imports but may not be what was meant
 }
 
 // Options tunes Read.
@@ -140,6 +144,10 @@ type Result struct {
 	RowNums []int
 	// Errors lists every problem; empty when the whole file is good.
 	Errors Errors
+	// Warnings are what imports but may not be what the file meant (a
+	// TaskBench constraint the prompt passes on as written); they never
+	// stop an import.
+	Warnings Errors
 	// Skipped counts blank records (an empty CSV row, a blank JSONL line).
 	Skipped int
 	// DefaultCategory is the category the Defaulted tasks got because the
@@ -289,6 +297,7 @@ func finish(res *Result, rows []row, errs Errors, stem string) {
 	seen := make(map[string]firstUse, len(rows))
 	for i := range rows {
 		r := &rows[i]
+		res.Warnings = append(res.Warnings, r.warns...)
 		if r.skip {
 			res.Skipped++
 			continue
@@ -298,7 +307,7 @@ func finish(res *Result, rows []row, errs Errors, stem string) {
 		}
 		t := &r.task
 		bad := func(field, format string, args ...any) {
-			errs = append(errs, RowError{Row: r.num, Line: r.line, Field: field, Message: fmt.Sprintf(format, args...)})
+			errs = append(errs, RowError{Row: r.num, Line: r.line, Column: r.col, Field: field, Message: fmt.Sprintf(format, args...)})
 		}
 		defaulted := strings.TrimSpace(t.Category) == "" && (perTask || !named)
 		if defaulted {
@@ -350,6 +359,7 @@ func finish(res *Result, rows []row, errs Errors, stem string) {
 	}
 	sortErrors(errs)
 	res.Errors = errs
+	sortErrors(res.Warnings)
 }
 
 // contentHash is what a generated id is made of: the prompt the model sees.

@@ -39,8 +39,8 @@ func TestAllOrNothing(t *testing.T) {
 			"d,fine too,exact match;levenshtein\n" + // row 4, line 6: unknown check
 			"e,last,\n",
 			Errors{
-				{Row: 2, Line: 4, Field: "question", Message: "is required"},
-				{Row: 4, Line: 6, Field: "checks", Message: `unknown check type "levenshtein" (want one of ` + strings.Join(checks.Types, ", ") + `)`},
+				{Row: 2, Line: 4, Column: 1, Field: "question", Message: "is required"},
+				{Row: 4, Line: 6, Column: 12, Field: "checks", Message: `unknown check type "levenshtein" (want one of ` + strings.Join(checks.Types, ", ") + `)`},
 			}},
 		{"tasks.jsonl", `{"id": "a", "question": "q"}
 {"id": "b", "question": "q", "turns": "not a list"}
@@ -50,7 +50,7 @@ func TestAllOrNothing(t *testing.T) {
 {"id": "e", "question": "q"}
 `,
 			Errors{
-				{Row: 2, Line: 2, Field: "turns", Message: "must be a list of user turns, not text"},
+				{Row: 2, Line: 2, Column: 39, Field: "turns", Message: "must be a list of user turns, not text"},
 				{Row: 5, Line: 5, Message: "not valid JSON: invalid character '}' looking for beginning of object key string"},
 			}},
 		{"tasks.yaml", `- id: a
@@ -65,8 +65,8 @@ func TestAllOrNothing(t *testing.T) {
   question: q
 `,
 			Errors{
-				{Row: 2, Line: 5, Field: "question", Message: "must be text, not a mapping"},
-				{Row: 4, Line: 8, Field: "question", Message: "is required"},
+				{Row: 2, Line: 5, Column: 5, Field: "question", Message: "must be text, not a mapping"},
+				{Row: 4, Line: 8, Column: 3, Field: "question", Message: "is required"},
 			}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -95,8 +95,8 @@ func TestNoTasks(t *testing.T) {
 func TestDuplicateIDs(t *testing.T) {
 	_, err := Parse("d.csv", []byte("id,question\na,one\nb,two\na,three\n,same\n,same\n"), "")
 	wantErrors(t, err, Errors{
-		{Row: 3, Line: 4, Field: "task_id", Message: `"a" is also used by row 1 (line 2)`},
-		{Row: 5, Line: 6, Field: "task_id", Message: `"` + genID("d", "", "same") + `", made from the question, repeats row 4 (line 5): the same question is there twice; give the rows a task_id`},
+		{Row: 3, Line: 4, Column: 1, Field: "task_id", Message: `"a" is also used by row 1 (line 2)`},
+		{Row: 5, Line: 6, Column: 1, Field: "task_id", Message: `"` + genID("d", "", "same") + `", made from the question, repeats row 4 (line 5): the same question is there twice; give the rows a task_id`},
 	})
 }
 
@@ -176,7 +176,7 @@ func TestBOMAndCRLF(t *testing.T) {
 	wantErrors(t, err, Errors{{Line: 2, Message: "the file is not UTF-8 text; save it as UTF-8"}})
 	// PostgreSQL text cannot hold NUL: the row says where it is.
 	_, err = Parse("t.jsonl", []byte(`{"question": "q"}`+"\n"+`{"question": "q2", "turns": ["q2", "a\u0000"]}`+"\n"), "")
-	wantErrors(t, err, Errors{{Row: 2, Line: 2, Field: "turns[1]", Message: store.NULMessage}})
+	wantErrors(t, err, Errors{{Row: 2, Line: 2, Column: 1, Field: "turns[1]", Message: store.NULMessage}})
 }
 
 func TestSizeLimits(t *testing.T) {
@@ -185,7 +185,7 @@ func TestSizeLimits(t *testing.T) {
 
 	long := strings.Repeat("x", MaxRowSize)
 	_, err = Parse("rows.csv", []byte("question\nshort\n"+long+"\n"), "")
-	wantErrors(t, err, Errors{{Row: 2, Line: 3, Message: fmt.Sprintf("the task is %d bytes, more than the 1 MB limit",
+	wantErrors(t, err, Errors{{Row: 2, Line: 3, Column: 1, Message: fmt.Sprintf("the task is %d bytes, more than the 1 MB limit",
 		MaxRowSize+len(genID("rows", "", long))+len("rows"))}})
 	line := `{"question": "` + long + `"}`
 	_, err = Parse("rows.jsonl", []byte(`{"question": "short"}`+"\n"+line+"\n"), "")

@@ -21,7 +21,7 @@ func eachJSONRecord(data []byte, fn func(obj *value, b *builder)) ([]row, Errors
 	var rows []row
 	var errs Errors
 	record := func(obj *value, num int) {
-		b := newBuilder(num, obj.line)
+		b := newBuilder(num, obj.line, obj.col)
 		if obj.kind != object {
 			b.fail(obj, "", "must be a JSON object, not %s", obj.describe())
 		} else {

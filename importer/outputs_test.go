@@ -79,12 +79,12 @@ func TestReadOutputsErrors(t *testing.T) {
 {"task_id": "t6", "model": "m", "response": "r", "output_tokens": 1e400}
 {"task_id": "t7", "model": "m", "response": "a\u0000b"}
 {"task_id": "t8", "model": ["m"], "response": "r"}`,
-			`line 2: latency_ms: not a number; line 3: task_id: a row needs a task_id or a question; line 4: model: is required; ` +
-				`line 5: response: is required; line 6: cost_usd: must be 0 or more, not -1; line 6: input_tokens: not a whole number; ` +
-				`line 7: model: "m" answers task "t1" again (line 1); one answer per task and model; line 8: output_tokens: 1e400 is too large; ` +
-				`line 9: response: ` + store.NULMessage + `; line 10: model: must be text, not a list`},
+			`line 2, column 64: latency_ms: not a number; line 3, column 1: task_id: a row needs a task_id or a question; line 4, column 1: model: is required; ` +
+				`line 5, column 1: response: is required; line 6, column 62: cost_usd: must be 0 or more, not -1; line 6, column 82: input_tokens: not a whole number; ` +
+				`line 7: model: "m" answers task "t1" again (line 1); one answer per task and model; line 8, column 67: output_tokens: 1e400 is too large; ` +
+				`line 9, column 1: response: ` + store.NULMessage + `; line 10, column 28: model: must be text, not a list`},
 		{"b.csv", "question,model,response,reference\nq,m1,r,4\nq,m2,r,5\n", `line 3: reference: differs from line 2, which gives task "q-` + QuestionKey("q")[2:] + `" too`},
-		{"c.csv", "question,model,output\nq,m,r,extra\n", "line 2: has 4 fields, the header has 3"},
+		{"c.csv", "question,model,output\nq,m,r,extra\n", "line 2, column 1: has 4 fields, the header has 3"},
 		{"d.csv", "question,response\nq,r\n", "line 1: model: no model column"},
 		{"e.csv", "model,response\nm,r\n", "line 1: task_id: no task_id or question column"},
 		{"f.csv", "question,model,output,completion\n", `line 1: response: columns 3 ("output") and 4 ("completion") are the same field`},

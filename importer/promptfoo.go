@@ -48,7 +48,7 @@ func parsePromptfoo(data []byte) ([]row, Errors) {
 	cfg := docs[0]
 	var errs Errors
 	fileErr := func(v *value, field, format string, args ...any) {
-		errs = append(errs, RowError{Line: v.line, Field: field, Message: fmt.Sprintf(format, args...)})
+		errs = append(errs, RowError{Line: v.line, Column: v.col, Field: field, Message: fmt.Sprintf(format, args...)})
 	}
 	prompts := promptfooPrompts(cfg.get("prompts"), fileErr)
 	if sc := cfg.get("scenarios"); !sc.empty() {
@@ -146,7 +146,7 @@ func promptfooPrompts(v *value, fileErr func(*value, string, string, ...any)) []
 const maxCombos = 100
 
 func promptfooTest(test, def *value, prompts []pfPrompt, num int, rows []row, errs Errors) ([]row, Errors) {
-	base := newBuilder(num, test.line)
+	base := newBuilder(num, test.line, test.col)
 	if test.kind != object {
 		if test.kind == scalar && externalRefs.MatchString(strings.TrimSpace(test.text)) {
 			base.fail(test, "tests", "loading tests from %q is not supported; write them in the config", strings.TrimSpace(test.text))
@@ -204,7 +204,7 @@ func promptfooTest(test, def *value, prompts []pfPrompt, num int, rows []row, er
 
 	for _, combo := range combos {
 		for pi := range max(len(prompts), 1) {
-			b := newBuilder(num, test.line)
+			b := newBuilder(num, test.line, test.col)
 			b.t = cloneTask(base.t)
 			b.from = maps.Clone(base.from)
 			if len(prompts) == 0 {

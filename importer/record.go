@@ -3,11 +3,8 @@ package importer
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
 	"slices"
-	"strconv"
 	"strings"
 
 	"tribunal/store"
@@ -23,6 +20,7 @@ type value struct {
 	keys  []string // object keys in file order
 	vals  []*value
 	line  int
+	col   int // 0 when unknown (CSV, JSON lines before they are parsed)
 	size  int // bytes the value stands for once YAML aliases are expanded
 }
 
@@ -89,6 +87,12 @@ func (v *value) push(child *value) {
 
 func newScalar(text string, str bool, line int) *value {
 	return &value{kind: scalar, text: text, str: str, line: line, size: len(text) + 1}
+}
+
+// at sets v's column.
+func at(v *value, col int) *value {
+	v.col = col
+	return v
 }
 
 // jsonText renders v as compact JSON, for metadata and check values that are
@@ -213,6 +217,7 @@ var aliases = map[string][]string{
 	"examples":                   {"examples"},
 	"judge_instructions":         {"judge_instructions"},
 	"prompt_template":            {"prompt_template"},
+	"input_data":                 {"input_data"},
 	"comments":                   {"comments", "comment"},
 	"checks":                     {"checks"},
 	"metadata":                   {"metadata"},
@@ -249,28 +254,39 @@ func fieldOf(key string) string { return fieldAliases[looseKey(key)] }
 // builder fills one TaskInput from the fields of one record and collects
 // what is wrong with it.
 type builder struct {
-	t         store.TaskInput
-	num, line int
-	from      map[string]string // field → the key that set it, to report repeats
-	errs      Errors
+	t              store.TaskInput
+	num, line, col int
+	from           map[string]string // field → the key that set it, to report repeats
+	errs           Errors
+	warns          Errors // what imports but may not be what was meant
 }
 
-func newBuilder(num, line int) *builder {
-	return &builder{num: num, line: line, from: map[string]string{}}
+func newBuilder(num, line, col int) *builder {
+	return &builder{num: num, line: line, col: col, from: map[string]string{}}
 }
 
+// fail records a problem at v (at the record's start when v is nil or has no place).
 func (b *builder) fail(v *value, field, format string, args ...any) {
-	line := b.line
+	b.errs = append(b.errs, b.at(v, field, fmt.Sprintf(format, args...)))
+}
+
+// warn records a warning at v, as fail records a problem.
+func (b *builder) warn(v *value, field, format string, args ...any) {
+	b.warns = append(b.warns, b.at(v, field, fmt.Sprintf(format, args...)))
+}
+
+func (b *builder) at(v *value, field, msg string) RowError {
+	line, col := b.line, b.col
 	if v != nil && v.line > 0 {
-		line = v.line
+		line, col = v.line, v.col
 	}
-	b.errs = append(b.errs, RowError{Row: b.num, Line: line, Field: field, Message: fmt.Sprintf(format, args...)})
+	return RowError{Row: b.num, Line: line, Column: col, Field: field, Message: msg}
 }
 
 // done adds the task to rows, or its errors to errs (and the row, marked
 // bad, so that finish still sees whether the file names categories).
 func (b *builder) done(rows []row, errs Errors) ([]row, Errors) {
-	r := row{task: b.t, num: b.num, line: b.line, bad: len(b.errs) > 0}
+	r := row{task: b.t, num: b.num, line: b.line, col: b.col, bad: len(b.errs) > 0, warns: b.warns}
 	return append(rows, r), append(errs, b.errs...)
 }
 
@@ -325,6 +341,7 @@ func (b *builder) setField(field, key string, v *value) {
 	case "comments":
 		b.text(&t.Comments, field, v)
 	case "constraints":
+		checkConstraints(v, b)
 		t.Constraints = strings.TrimSpace(v.lines(""))
 	case "examples":
 		t.Examples = strings.TrimSpace(v.lines("Example"))
@@ -332,6 +349,8 @@ func (b *builder) setField(field, key string, v *value) {
 		t.JudgeInstructions = strings.TrimSpace(v.lines(""))
 	case "prompt_template":
 		b.text(&t.PromptTemplate, field, v)
+	case "input_data":
+		b.text(&t.Input, field, v)
 	case "reference":
 		b.reference(v)
 	case "turns":
@@ -406,8 +425,14 @@ func (b *builder) turns(v *value) {
 	}
 }
 
-// tags accept a list or a string split on commas and semicolons.
+// tags accept a list, a JSON list in a CSV cell (as the export writes tags
+// that hold a comma), or a string split on commas and semicolons.
 func (b *builder) tags(v *value) {
+	if v.kind == scalar && strings.HasPrefix(strings.TrimSpace(v.text), "[") {
+		if parsed, err := parseJSONValue([]byte(strings.TrimSpace(v.text)), v.line); err == nil && parsed.kind == list {
+			v = parsed
+		}
+	}
 	var raw []string
 	switch v.kind {
 	case scalar:
@@ -444,7 +469,9 @@ func (b *builder) checks(v *value) {
 		items = v.items
 	case scalar:
 		for _, s := range strings.FieldsFunc(v.text, func(r rune) bool { return r == ',' || r == ';' }) {
-			items = append(items, newScalar(s, true, v.line))
+			it := newScalar(s, true, v.line)
+			it.col = v.col
+			items = append(items, it)
 		}
 	default:
 		b.fail(v, "checks", "must be a list of checks")
@@ -526,112 +553,4 @@ func (b *builder) putMeta(v *value, key, s string) {
 		return
 	}
 	b.t.Metadata[key] = s
-}
-
-// maxDepth bounds nesting in JSON and YAML: task files are a few levels
-// deep, and deeper input only costs time (and stack).
-const maxDepth = 200
-
-var errTooDeep = fmt.Errorf("nested more than %d levels deep", maxDepth)
-
-// parseJSONValue decodes one JSON document into a value whose lines count
-// from firstLine.
-func parseJSONValue(data []byte, firstLine int) (*value, error) {
-	p := &jsonParser{dec: json.NewDecoder(bytes.NewReader(data)), data: data, firstLine: firstLine}
-	p.dec.UseNumber()
-	v, err := p.value(0)
-	if err == nil {
-		if _, err = p.dec.Token(); err == io.EOF {
-			return v, nil
-		}
-		err = fmt.Errorf("line %d: unexpected data after the JSON value", p.lineAt(int(p.dec.InputOffset())))
-	}
-	var se *json.SyntaxError
-	if errors.As(err, &se) {
-		return nil, fmt.Errorf("line %d: %v", p.lineAt(int(se.Offset)), err)
-	}
-	if err == io.EOF || errors.Is(err, io.ErrUnexpectedEOF) {
-		return nil, errors.New("unexpected end of JSON")
-	}
-	return nil, err
-}
-
-type jsonParser struct {
-	dec       *json.Decoder
-	data      []byte
-	firstLine int
-	// Offsets only grow, so lines are counted from the last position and
-	// not from the start (which made big files quadratic).
-	lastOff, lastLine int
-}
-
-// lineAt is the line of the next token at or after offset.
-func (p *jsonParser) lineAt(off int) int {
-	off = min(max(off, 0), len(p.data))
-	for off < len(p.data) && strings.IndexByte(" \t\r\n,:", p.data[off]) >= 0 {
-		off++
-	}
-	if off < p.lastOff {
-		p.lastOff, p.lastLine = 0, 0
-	}
-	p.lastLine += bytes.Count(p.data[p.lastOff:off], []byte("\n"))
-	p.lastOff = off
-	return p.firstLine + p.lastLine
-}
-
-func (p *jsonParser) value(depth int) (*value, error) {
-	if depth > maxDepth {
-		return nil, errTooDeep
-	}
-	line := p.lineAt(int(p.dec.InputOffset()))
-	tok, err := p.dec.Token()
-	if err != nil {
-		return nil, err
-	}
-	switch t := tok.(type) {
-	case json.Delim:
-		switch t {
-		case '[':
-			v := &value{kind: list, line: line, size: 1}
-			for p.dec.More() {
-				it, err := p.value(depth + 1)
-				if err != nil {
-					return nil, err
-				}
-				v.push(it)
-			}
-			_, err := p.dec.Token()
-			return v, err
-		case '{':
-			v := &value{kind: object, line: line, size: 1}
-			seen := map[string]bool{}
-			for p.dec.More() {
-				kt, err := p.dec.Token()
-				if err != nil {
-					return nil, err
-				}
-				key, _ := kt.(string)
-				if seen[key] {
-					return nil, fmt.Errorf("line %d: key %q repeats", line, key)
-				}
-				seen[key] = true
-				child, err := p.value(depth + 1)
-				if err != nil {
-					return nil, err
-				}
-				v.add(key, child)
-			}
-			_, err := p.dec.Token()
-			return v, err
-		}
-	case string:
-		return newScalar(t, true, line), nil
-	case json.Number:
-		return newScalar(t.String(), false, line), nil
-	case bool:
-		return newScalar(strconv.FormatBool(t), false, line), nil
-	case nil:
-		return &value{kind: null, line: line, size: 1}, nil
-	}
-	return nil, fmt.Errorf("line %d: unexpected JSON token %v", line, tok)
 }

@@ -65,8 +65,8 @@ func TestTrajectoryCheckErrors(t *testing.T) {
     - {type: max_tool_calls, value: many}
 `), "")
 	wantErrors(t, err, Errors{
-		{Row: 1, Line: 1, Field: "checks[0]", Message: "checks: tool_called: the value must name a tool: invalid check"},
-		{Row: 2, Line: 5, Field: "checks[0]", Message: `checks: tool_args: "args" must be a JSON object of the arguments to find (use tool_called to check the call alone): invalid check`},
-		{Row: 3, Line: 9, Field: "checks[0]", Message: `checks: max_tool_calls: "many" is not a whole number of calls (0 or more): invalid check`},
+		{Row: 1, Line: 1, Column: 3, Field: "checks[0]", Message: "checks: tool_called: the value must name a tool: invalid check"},
+		{Row: 2, Line: 5, Column: 3, Field: "checks[0]", Message: `checks: tool_args: "args" must be a JSON object of the arguments to find (use tool_called to check the call alone): invalid check`},
+		{Row: 3, Line: 9, Column: 3, Field: "checks[0]", Message: `checks: max_tool_calls: "many" is not a whole number of calls (0 or more): invalid check`},
 	})
 }

@@ -53,7 +53,7 @@ func parseYAML(data []byte, dir string) ([]row, Errors) {
 		case doc.kind == object && doc.get("tasks") != nil:
 			tasks := doc.get("tasks")
 			if tasks.kind != list {
-				errs = append(errs, RowError{Line: tasks.line, Field: "tasks", Message: "must be a list of tasks"})
+				errs = append(errs, RowError{Line: tasks.line, Column: tasks.col, Field: "tasks", Message: "must be a list of tasks"})
 				continue
 			}
 			for _, it := range tasks.items {
@@ -64,12 +64,12 @@ func parseYAML(data []byte, dir string) ([]row, Errors) {
 		case doc.kind == null:
 			continue
 		default:
-			errs = append(errs, RowError{Line: doc.line, Message: "expected a task mapping or a list of tasks"})
+			errs = append(errs, RowError{Line: doc.line, Column: doc.col, Message: "expected a task mapping or a list of tasks"})
 			continue
 		}
 		for _, it := range items {
 			num++
-			b := newBuilder(num, it.line)
+			b := newBuilder(num, it.line, it.col)
 			if it.kind != object {
 				b.fail(it, "", "a task must be a mapping, not %s", it.describe())
 			} else {
@@ -126,6 +126,9 @@ func fieldKey(k string) string {
 }
 
 func yamlTask(obj *value, b *builder, dir string) {
+	if isTaskBench(obj) {
+		checkTaskBench(obj, b)
+	}
 	hasID, hasQuestion, hasDescription := false, false, false
 	for _, k := range obj.keys {
 		hasDescription = hasDescription || looseKey(k) == "description"
@@ -272,10 +275,15 @@ func safeParseYAML(data []byte) (f *ast.File, err error) {
 	return parser.ParseBytes(data, 0)
 }
 
-// posError is a conversion error at a known line.
+// posError is a conversion error at a known place.
 type posError struct {
-	line int
-	msg  string
+	line, col int
+	msg       string
+}
+
+func errAt(n ast.Node, msg string) *posError {
+	l, c := position(n)
+	return &posError{l, c, msg}
 }
 
 func (e *posError) Error() string { return e.msg }
@@ -285,13 +293,13 @@ func yamlError(err error) *RowError {
 	if errors.As(err, &ye) {
 		re := &RowError{Message: "not valid YAML: " + ye.GetMessage()}
 		if tk := ye.GetToken(); tk != nil && tk.Position != nil {
-			re.Line = tk.Position.Line
+			re.Line, re.Column = tk.Position.Line, tk.Position.Column
 		}
 		return re
 	}
 	var pe *posError
 	if errors.As(err, &pe) {
-		return &RowError{Line: pe.line, Message: pe.msg}
+		return &RowError{Line: pe.line, Column: pe.col, Message: pe.msg}
 	}
 	return &RowError{Message: "not valid YAML: " + err.Error()}
 }
@@ -342,33 +350,45 @@ type yamlConv struct {
 }
 
 func line(n ast.Node) int {
+	l, _ := position(n)
+	return l
+}
+
+// position is where a node starts: its line and column (1-based; 0 when unknown).
+func position(n ast.Node) (line, col int) {
 	if n == nil {
-		return 0
+		return 0, 0
 	}
 	if tk := n.GetToken(); tk != nil && tk.Position != nil {
-		return tk.Position.Line
+		return tk.Position.Line, tk.Position.Column
 	}
-	return 0
+	return 0, 0
+}
+
+// placed sets v's position to n's.
+func placed(v *value, n ast.Node) *value {
+	v.line, v.col = position(n)
+	return v
 }
 
 func (c *yamlConv) conv(n ast.Node, depth int) (*value, error) {
 	if depth > maxDepth {
-		return nil, &posError{line(n), fmt.Sprintf("the YAML is nested more than %d levels deep", maxDepth)}
+		return nil, errAt(n, fmt.Sprintf("the YAML is nested more than %d levels deep", maxDepth))
 	}
 	switch n := n.(type) {
 	case nil:
 		return &value{kind: null, size: 1}, nil
 	case *ast.NullNode:
-		return &value{kind: null, line: line(n), size: 1}, nil
+		return placed(&value{kind: null, size: 1}, n), nil
 	case *ast.StringNode:
-		return newScalar(n.Value, true, line(n)), nil
+		return placed(newScalar(n.Value, true, 0), n), nil
 	case *ast.LiteralNode:
 		if n.Value == nil {
-			return newScalar("", true, line(n)), nil
+			return placed(newScalar("", true, 0), n), nil
 		}
-		return newScalar(n.Value.Value, true, line(n)), nil
+		return placed(newScalar(n.Value.Value, true, 0), n), nil
 	case *ast.IntegerNode, *ast.FloatNode, *ast.BoolNode, *ast.InfinityNode, *ast.NanNode:
-		return newScalar(n.GetToken().Value, false, line(n)), nil
+		return placed(newScalar(n.GetToken().Value, false, 0), n), nil
 	case *ast.TagNode:
 		return c.conv(n.Value, depth+1)
 	case *ast.AnchorNode:
@@ -387,13 +407,12 @@ func (c *yamlConv) conv(n ast.Node, depth int) (*value, error) {
 		}
 		v, ok := c.anchors[name]
 		if !ok {
-			return nil, &posError{line(n), fmt.Sprintf("alias *%s has no anchor before it", name)}
+			return nil, errAt(n, fmt.Sprintf("alias *%s has no anchor before it", name))
 		}
-		shared := *v // same content, but the line where the alias is
-		shared.line = line(n)
-		return &shared, nil
+		shared := *v // same content, but the place where the alias is
+		return placed(&shared, n), nil
 	case *ast.SequenceNode:
-		v := &value{kind: list, line: line(n), size: 1}
+		v := placed(&value{kind: list, size: 1}, n)
 		for _, it := range n.Values {
 			iv, err := c.conv(it, depth+1)
 			if err != nil {
@@ -407,9 +426,9 @@ func (c *yamlConv) conv(n ast.Node, depth int) (*value, error) {
 	case *ast.MappingValueNode:
 		return c.mapping([]*ast.MappingValueNode{n}, line(n), depth)
 	case *ast.CommentGroupNode, *ast.CommentNode:
-		return &value{kind: null, line: line(n), size: 1}, nil
+		return placed(&value{kind: null, size: 1}, n), nil
 	}
-	return nil, &posError{line(n), fmt.Sprintf("unsupported YAML %s", n.Type())}
+	return nil, errAt(n, fmt.Sprintf("unsupported YAML %s", n.Type()))
 }
 
 // mapping converts key/value pairs; `<<: *anchor` merges an anchored mapping's
@@ -417,7 +436,7 @@ func (c *yamlConv) conv(n ast.Node, depth int) (*value, error) {
 func (c *yamlConv) mapping(pairs []*ast.MappingValueNode, at int, depth int) (*value, error) {
 	v := &value{kind: object, line: at, size: 1}
 	if len(pairs) > 0 && pairs[0] != nil {
-		v.line = line(pairs[0].Key) // the line of the first key, not of its ':'
+		placed(v, pairs[0].Key) // where the first key is, not its ':'
 	}
 	seen := map[string]bool{}
 	var merges []*value
@@ -442,10 +461,10 @@ func (c *yamlConv) mapping(pairs []*ast.MappingValueNode, at int, depth int) (*v
 			return nil, err
 		}
 		if k.kind == list || k.kind == object {
-			return nil, &posError{line(keyNode), "a mapping key must be text"}
+			return nil, errAt(keyNode, "a mapping key must be text")
 		}
 		if seen[k.text] {
-			return nil, &posError{line(keyNode), fmt.Sprintf("key %q repeats", k.text)}
+			return nil, errAt(keyNode, fmt.Sprintf("key %q repeats", k.text))
 		}
 		seen[k.text] = true
 		val, err := c.conv(p.Value, depth+1)
@@ -453,7 +472,7 @@ func (c *yamlConv) mapping(pairs []*ast.MappingValueNode, at int, depth int) (*v
 			return nil, err
 		}
 		if val.line == 0 {
-			val.line = line(keyNode)
+			placed(val, keyNode)
 		}
 		v.add(k.text, val)
 	}
@@ -464,7 +483,7 @@ func (c *yamlConv) mapping(pairs []*ast.MappingValueNode, at int, depth int) (*v
 		}
 		for _, src := range sources {
 			if src.kind != object {
-				return nil, &posError{m.line, "<< must merge a mapping"}
+				return nil, &posError{m.line, m.col, "<< must merge a mapping"}
 			}
 			for i, k := range src.keys {
 				if !seen[k] {

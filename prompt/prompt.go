@@ -120,23 +120,30 @@ func splitFormat(constraints string) (format, rest string) {
 // keys as bounds ("min_words: 100" → "at least 100 words"), required_fields
 // as a list to include; any other line stays as it is.
 func inWords(line string) string {
+	s, _ := sentence(line)
+	return s
+}
+
+// sentence is inWords, and whether the key is one it writes out as a
+// sentence (see WordedKeys) rather than passing on as written.
+func sentence(line string) (string, bool) {
 	key, val, ok := strings.Cut(line, ":")
 	val = strings.TrimSpace(val)
 	if !ok || val == "" || strings.ContainsAny(key, " \t") {
-		return line
+		return line, false
 	}
 	val = strings.Trim(val, "[]")
 	switch {
 	case key == "required_fields":
-		return "Include every one of these fields: " + val + "."
+		return "Include every one of these fields: " + val + ".", true
 	case strings.HasPrefix(key, "min_"):
-		return "At least " + val + " " + strings.ReplaceAll(strings.TrimPrefix(key, "min_"), "_", " ") + "."
+		return "At least " + val + " " + strings.ReplaceAll(strings.TrimPrefix(key, "min_"), "_", " ") + ".", true
 	case strings.HasPrefix(key, "max_"):
-		return "At most " + val + " " + strings.ReplaceAll(strings.TrimPrefix(key, "max_"), "_", " ") + "."
+		return "At most " + val + " " + strings.ReplaceAll(strings.TrimPrefix(key, "max_"), "_", " ") + ".", true
 	case strings.HasPrefix(key, "must_"):
-		return words(key) + ": " + val + "."
+		return words(key) + ": " + val + ".", true
 	}
-	return words(key) + ": " + val
+	return words(key) + ": " + val, false
 }
 
 func words(key string) string {

@@ -3,6 +3,7 @@ package runs
 import (
 	"cmp"
 	"context"
+	"fmt"
 	"strings"
 	"time"
 
@@ -102,7 +103,12 @@ type ItemTask struct {
 // Turn is one user turn and the model's answer to it ("" before it answered).
 type Turn struct {
 	Question string `json:"question"`
-	Answer   string `json:"answer"`
+	// Sent is the user message as the model got it (package prompt wraps
+	// the first question with the task's input, format, constraints and
+	// examples); empty where it is the question itself, and on imported
+	// runs, whose answers were never asked for by Tribunal.
+	Sent   string `json:"sent,omitempty"`
+	Answer string `json:"answer"`
 }
 
 // ItemAttempts counts the provider calls of each phase (a multi-turn
@@ -206,6 +212,17 @@ func (s *Service) Item(ctx context.Context, id int64, f store.ItemFilter) (*Item
 		return nil, err
 	}
 	d := itemDetail(run, w)
+	if run.Kind != store.RunImported {
+		sent, err := w.Task.SentTurns(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("item %d: prompt as sent: %w", id, err)
+		}
+		for i := range d.Turns {
+			if i < len(sent) && sent[i] != d.Turns[i].Question {
+				d.Turns[i].Sent = sent[i]
+			}
+		}
+	}
 	rows, err := s.store.ItemScoreRows(ctx, id)
 	if err != nil {
 		return nil, err

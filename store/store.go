@@ -20,11 +20,9 @@ import (
 	"github.com/golang-migrate/migrate/v4/source/iofs"
 	_ "github.com/jackc/pgx/v5/stdlib" // registers the "pgx" database/sql driver for migrations
 	"gorm.io/driver/postgres"
-	"gorm.io/driver/sqlite"
 	"gorm.io/gorm"
 	"gorm.io/gorm/clause"
 	"gorm.io/gorm/logger"
-	modernc "modernc.org/sqlite"
 
 	"tribunal/egress"
 	"tribunal/migrations"
@@ -153,7 +151,7 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 	case Postgres:
 		db, err = gorm.Open(postgres.Open(dsn), gcfg)
 	default:
-		db, err = gorm.Open(sqliteDialector{sqlite.New(sqlite.Config{DriverName: "sqlite", DSN: dsn}).(*sqlite.Dialector)}, gcfg)
+		db, err = gorm.Open(sqliteDialector{dsn: dsn}, gcfg)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("store: open %s: %w", dialect, err)
@@ -262,22 +260,6 @@ func migrateUp(dialect Dialect, dsn string) error {
 		return fmt.Errorf("store: migrate up: %w", err)
 	}
 	return nil
-}
-
-// sqliteDialector teaches GORM to recognise modernc's constraint errors.
-type sqliteDialector struct{ *sqlite.Dialector }
-
-func (sqliteDialector) Translate(err error) error {
-	var se *modernc.Error
-	if errors.As(err, &se) {
-		switch se.Code() {
-		case 1555, 2067: // SQLITE_CONSTRAINT_PRIMARYKEY, SQLITE_CONSTRAINT_UNIQUE
-			return gorm.ErrDuplicatedKey
-		case 787: // SQLITE_CONSTRAINT_FOREIGNKEY
-			return gorm.ErrForeignKeyViolated
-		}
-	}
-	return err
 }
 
 // lockForUpdate locks the rows a query reads until the transaction ends.

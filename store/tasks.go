@@ -95,6 +95,10 @@ func (in *TaskInput) Normalize() error {
 	if len(in.Input) > prompt.MaxInput {
 		return invalid("input", "is longer than %d KB", prompt.MaxInput>>10)
 	}
+	// Contradictory bounds (min_words: 100, max_words: 10) fail every answer.
+	if bc := prompt.BoundConflicts(prompt.ConstraintsOf(in.Constraints)); len(bc) > 0 {
+		return invalid("constraints", "%s", bc[0].Message)
+	}
 	if err := prompt.Check(context.Background(), in.PromptTemplate); err != nil {
 		return invalid("prompt_template", "%s", err.Error())
 	}
@@ -266,43 +270,6 @@ func (s *Store) Tasks(ctx context.Context, f TaskFilter) (Page[Task], error) {
 	}
 	if err := q.Order("task_key").Offset((page - 1) * perPage).Limit(perPage).Find(&out.Items).Error; err != nil {
 		return out, fmt.Errorf("store: list tasks: %w", err)
-	}
-	return out, nil
-}
-
-// UseCase is one use case with its categories and how many tasks each holds.
-type UseCase struct {
-	Name       string          `json:"usecase"`
-	Tasks      int64           `json:"tasks"`
-	Categories []CategoryCount `json:"categories"`
-}
-
-// CategoryCount is a category with its task count.
-type CategoryCount struct {
-	Name  string `json:"category"`
-	Tasks int64  `json:"tasks"`
-}
-
-// UseCases lists the use case → category hierarchy of the tasks (seed 003 §5).
-func (s *Store) UseCases(ctx context.Context) ([]UseCase, error) {
-	var rows []struct {
-		UseCase  string `gorm:"column:usecase"`
-		Category string
-		N        int64
-	}
-	err := s.conn(ctx).Model(&Task{}).Select("usecase, category, COUNT(*) AS n").
-		Group("usecase, category").Order("usecase, category").Scan(&rows).Error
-	if err != nil {
-		return nil, fmt.Errorf("store: use cases: %w", err)
-	}
-	out := []UseCase{}
-	for _, r := range rows {
-		if len(out) == 0 || out[len(out)-1].Name != r.UseCase {
-			out = append(out, UseCase{Name: r.UseCase, Categories: []CategoryCount{}})
-		}
-		u := &out[len(out)-1]
-		u.Tasks += r.N
-		u.Categories = append(u.Categories, CategoryCount{Name: r.Category, Tasks: r.N})
 	}
 	return out, nil
 }
