@@ -27,6 +27,7 @@ import (
 
 const runUsage = `Usage: tribunal run FILE.yaml [--out DIR] [--database-url URL]
        tribunal run --resume RUN_ID [FILE.yaml] [--out DIR]
+       tribunal run --estimate FILE.yaml
 
 Runs a whole benchmark headless from a run file (see README, "Run files"):
 it saves the file's providers and tasks, starts the run (which shows in the
@@ -35,7 +36,9 @@ writes results to --out (results.csv, results.json, report.html,
 summary.json), and exits 0 when every gate of the file holds, 1 when a gate
 fails, 2 for a usage or validation error, 3 when the run failed. Ctrl-C
 pauses the run (exit 130); --resume RUN_ID continues it, with the file's
-gates when FILE is given.
+gates when FILE is given. --estimate prints what the run would call and
+cost (per model and judge: calls, tokens, USD low/expected/high) and starts
+nothing, saving nothing.
 `
 
 func (e *env) run(args []string) error {
@@ -50,6 +53,7 @@ func (e *env) run(args []string) error {
 	interval := fs.Duration("progress-interval", 10*time.Second, "how often plain progress lines are printed")
 	maxInFlight := fs.Int("max-in-flight", e.envInt("TRIBUNAL_MAX_IN_FLIGHT", 64), "provider calls at once in this process (TRIBUNAL_MAX_IN_FLIGHT)")
 	timeout := fs.Duration("timeout", 0, "cancel the run and exit 3 when it takes longer than this (0: no limit)")
+	estimate := fs.Bool("estimate", false, "print the run's estimated calls, tokens and cost, and start nothing")
 	pos, err := parseFlags(fs, args)
 	if err != nil {
 		return err
@@ -60,6 +64,8 @@ func (e *env) run(args []string) error {
 	case len(pos) == 0 && *resume == 0:
 		fs.Usage()
 		return usageErr("name a run file, or --resume RUN_ID")
+	case *estimate && (*resume != 0 || len(pos) == 0):
+		return usageErr("--estimate takes a run file, not --resume: a started run's cost is on its page")
 	}
 	switch *mode {
 	case "auto", "bars", "plain", "none":
@@ -109,6 +115,9 @@ func (e *env) run(args []string) error {
 		return err
 	}
 	defer st.Close()
+	if *estimate {
+		return e.estimateRun(bg, st, f, *name, store.ParseTags(*tags))
+	}
 	policy, err := e.egress()
 	if err != nil {
 		return err

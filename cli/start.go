@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -19,12 +20,58 @@ import (
 
 // startRun saves the file's providers, tasks, styles and judges, and starts the run.
 func (e *env) startRun(ctx context.Context, st *store.Store, eng *engine.Engine, f *runfile.File, name string, extraTags []string) (*store.Run, error) {
-	known, probs, err := lookUpNames(ctx, st, f)
+	in, err := e.prepareRun(ctx, st, eng, f, name, extraTags, e.stderr)
 	if err != nil {
 		return nil, err
 	}
+	run, err := eng.StartRun(ctx, in)
+	if err != nil {
+		var ce *store.ConflictError
+		if errors.As(err, &ce) {
+			return nil, failErr("cannot start the run: %s; resume it with tribunal run --resume ID, or cancel it in the UI", ce.Message)
+		}
+		return nil, e.runInputError(f, "start the run", err)
+	}
+	p, _ := st.RunProgress(ctx, run.ID)
+	judge := "no judge (checks only)"
+	if len(run.Judges) == 1 {
+		judge = "judge " + run.Judges[0].Name
+	} else if len(run.Judges) > 1 {
+		judge = fmt.Sprintf("a panel of %d judges", len(run.Judges))
+	}
+	fmt.Fprintf(e.stderr, "Run %d %q started: %d items (%s × %s", run.ID, run.Name, p.Total,
+		plural(int(p.Total)/max(len(run.Targets)*max(run.Repeats, 1), 1), "task"), plural(len(run.Targets), "model"))
+	if run.Repeats > 1 {
+		fmt.Fprintf(e.stderr, " × %d repeats", run.Repeats)
+	}
+	fmt.Fprintf(e.stderr, "), %s; it shows in the UI as /runs/%d\n", judge, run.ID)
+	return run, nil
+}
+
+// runInputError reports a run the store refused: a validation error with
+// the line of the file it came from, anything else as a failure to what.
+func (e *env) runInputError(f *runfile.File, what string, err error) error {
+	var ve *store.ValidationError
+	if errors.As(err, &ve) {
+		probs := &problems{file: f.Path}
+		probs.add(f.LineOf(ve.Field), ve.Field, "%s", ve.Message)
+		return e.fail(probs)
+	}
+	return failErr("%s: %v", what, err)
+}
+
+// prepareRun checks the file against the database, saves its providers,
+// tasks, styles and judges (saying so on log), and answers the RunInput of
+// its run. It writes only through st, so a transaction's st can take it all
+// back (see estimateRun).
+func (e *env) prepareRun(ctx context.Context, st *store.Store, eng *engine.Engine, f *runfile.File, name string, extraTags []string, log io.Writer) (store.RunInput, error) {
+	var none store.RunInput
+	known, probs, err := lookUpNames(ctx, st, f)
+	if err != nil {
+		return none, err
+	}
 	if len(probs.list) > 0 {
-		return nil, e.fail(probs)
+		return none, e.fail(probs)
 	}
 	providerByName, colByName, judgeByName, styleByName := known.providers, known.collections, known.judges, known.styles
 
@@ -35,7 +82,7 @@ func (e *env) startRun(ctx context.Context, st *store.Store, eng *engine.Engine,
 		switch {
 		case p.RefOnly:
 			providerIDs[p.Name] = old.ID
-			fmt.Fprintf(e.stderr, "provider %q: using the stored one (id %d)\n", p.Name, old.ID)
+			fmt.Fprintf(log, "provider %q: using the stored one (id %d)\n", p.Name, old.ID)
 		case old != nil:
 			in := p.Input
 			in.Name = old.Name
@@ -43,23 +90,23 @@ func (e *env) startRun(ctx context.Context, st *store.Store, eng *engine.Engine,
 				in.Type = old.Type
 			}
 			if _, err := st.UpdateProvider(ctx, old.ID, in); err != nil {
-				return nil, e.providerError(probs, p, err)
+				return none, e.providerError(probs, p, err)
 			}
 			providerIDs[p.Name] = old.ID
-			fmt.Fprintf(e.stderr, "provider %q: updated the stored one (id %d) from the run file\n", p.Name, old.ID)
+			fmt.Fprintf(log, "provider %q: updated the stored one (id %d) from the run file\n", p.Name, old.ID)
 		default:
 			np, err := st.CreateProvider(ctx, p.Input)
 			if err != nil {
-				return nil, e.providerError(probs, p, err)
+				return none, e.providerError(probs, p, err)
 			}
 			providerIDs[p.Name] = np.ID
-			fmt.Fprintf(e.stderr, "provider %q: created (id %d)\n", p.Name, np.ID)
+			fmt.Fprintf(log, "provider %q: created (id %d)\n", p.Name, np.ID)
 		}
 	}
 
 	// Save the tasks into the run file's collection.
 	in := store.RunInput{Name: cmp.Or(name, f.Name), TriggeredBy: "CLI", Metrics: f.Metrics, Weights: f.Weights,
-		Repeats: f.Repeats, SystemPrompt: f.SystemPrompt, Tags: append(append([]string{}, f.Tags...), extraTags...),
+		Repeats: f.Repeats, SystemPrompt: f.SystemPrompt, MaxCostUSD: f.MaxCostUSD, Tags: append(append([]string{}, f.Tags...), extraTags...),
 		TaskSelection: f.Selection}
 	if in.Name == "" {
 		in.Name = strings.TrimSuffix(filepath.Base(f.Path), filepath.Ext(f.Path))
@@ -67,15 +114,15 @@ func (e *env) startRun(ctx context.Context, st *store.Store, eng *engine.Engine,
 	if len(f.Tasks) > 0 {
 		res, err := st.UpsertTasks(ctx, store.ImportInput{Tasks: f.Tasks, Collection: f.Collection})
 		if err != nil {
-			return nil, usageErr("%s: tasks: %v; nothing was run", f.Path, err)
+			return none, usageErr("%s: tasks: %v; nothing was run", f.Path, err)
 		}
 		state := "existing"
 		if res.CollectionCreated {
 			state = "new"
 		}
-		fmt.Fprintf(e.stderr, "tasks: %d created, %d updated, in %s collection %q\n", res.Created, res.Updated, state, res.Collection.Name)
+		fmt.Fprintf(log, "tasks: %d created, %d updated, in %s collection %q\n", res.Created, res.Updated, state, res.Collection.Name)
 		if res.Updated > 0 {
-			fmt.Fprintf(e.stderr, "  updated (their task_id existed): %s\n", listSome(res.UpdatedIDs, 10))
+			fmt.Fprintf(log, "  updated (their task_id existed): %s\n", listSome(res.UpdatedIDs, 10))
 		}
 		in.CollectionIDs = append(in.CollectionIDs, res.Collection.ID)
 		// Exactly the file's tasks (the collection may hold tasks from earlier versions of the file).
@@ -89,7 +136,7 @@ func (e *env) startRun(ctx context.Context, st *store.Store, eng *engine.Engine,
 		if len(in.TaskIDs) > 0 {
 			d, err := st.Collection(ctx, col.ID)
 			if err != nil {
-				return nil, failErr("%v", err)
+				return none, failErr("%v", err)
 			}
 			for _, id := range d.TaskIDs {
 				in.TaskIDs = append(in.TaskIDs, store.TaskRef{ID: id})
@@ -112,13 +159,13 @@ func (e *env) startRun(ctx context.Context, st *store.Store, eng *engine.Engine,
 		switch {
 		case errors.As(err, &ve):
 			probs.add(f.LineOf("models"), "models", "%s", ve.Message)
-			return nil, e.fail(probs)
+			return none, e.fail(probs)
 		case errors.As(err, &nf):
 			probs.add(f.LineOf("models"), "models", "auto: %s: no task names it", nf.Error())
-			return nil, e.fail(probs)
+			return none, e.fail(probs)
 		}
 		if err != nil {
-			return nil, storeError(err)
+			return none, storeError(err)
 		}
 	}
 
@@ -151,41 +198,15 @@ func (e *env) startRun(ctx context.Context, st *store.Store, eng *engine.Engine,
 		in.Judge = &store.ModelRef{ProviderID: providerIDs[j.Provider], Model: j.Model, Settings: j.Settings}
 	} else {
 		for _, j := range f.Judges {
-			id, err := e.savedJudge(ctx, st, j, providerIDs, judgeByName, styleByName)
+			id, err := e.savedJudge(ctx, st, j, providerIDs, judgeByName, styleByName, log)
 			if err != nil {
-				return nil, err
+				return none, err
 			}
 			in.JudgeIDs = append(in.JudgeIDs, id)
 		}
 	}
 
-	run, err := eng.StartRun(ctx, in)
-	if err != nil {
-		var ve *store.ValidationError
-		if errors.As(err, &ve) {
-			probs.add(f.LineOf(ve.Field), ve.Field, "%s", ve.Message)
-			return nil, e.fail(probs)
-		}
-		var ce *store.ConflictError
-		if errors.As(err, &ce) {
-			return nil, failErr("cannot start the run: %s; resume it with tribunal run --resume ID, or cancel it in the UI", ce.Message)
-		}
-		return nil, failErr("start the run: %v", err)
-	}
-	p, _ := st.RunProgress(ctx, run.ID)
-	judge := "no judge (checks only)"
-	if len(run.Judges) == 1 {
-		judge = "judge " + run.Judges[0].Name
-	} else if len(run.Judges) > 1 {
-		judge = fmt.Sprintf("a panel of %d judges", len(run.Judges))
-	}
-	fmt.Fprintf(e.stderr, "Run %d %q started: %d items (%s × %s", run.ID, run.Name, p.Total,
-		plural(int(p.Total)/max(len(run.Targets)*max(run.Repeats, 1), 1), "task"), plural(len(run.Targets), "model"))
-	if run.Repeats > 1 {
-		fmt.Fprintf(e.stderr, " × %d repeats", run.Repeats)
-	}
-	fmt.Fprintf(e.stderr, "), %s; it shows in the UI as /runs/%d\n", judge, run.ID)
-	return run, nil
+	return in, nil
 }
 
 func (e *env) providerError(probs *problems, p runfile.Provider, err error) error {
@@ -200,10 +221,10 @@ func (e *env) providerError(probs *problems, p runfile.Provider, err error) erro
 // savedJudge returns the id of the judge the file describes: a saved judge by
 // name, or one created (or updated, when its name exists with other settings).
 func (e *env) savedJudge(ctx context.Context, st *store.Store, j runfile.Judge, providerIDs map[string]int64,
-	byName map[string]store.Judge, styles map[string]store.JudgementStyle) (int64, error) {
+	byName map[string]store.Judge, styles map[string]store.JudgementStyle, log io.Writer) (int64, error) {
 	if j.Provider == "" {
 		sj := byName[strings.ToLower(j.Name)]
-		fmt.Fprintf(e.stderr, "judge %q: using the saved one (id %d)\n", sj.Name, sj.ID)
+		fmt.Fprintf(log, "judge %q: using the saved one (id %d)\n", sj.Name, sj.ID)
 		return sj.ID, nil
 	}
 	var styleID int64
@@ -219,7 +240,7 @@ func (e *env) savedJudge(ctx context.Context, st *store.Store, j runfile.Judge, 
 					return 0, usageErr("judge style %q: %v", def.Name, err)
 				}
 				styleID = s.ID
-				fmt.Fprintf(e.stderr, "style %q: saved version %d from the run file\n", s.Name, s.Version)
+				fmt.Fprintf(log, "style %q: saved version %d from the run file\n", s.Name, s.Version)
 			}
 		} else {
 			s, err := st.CreateStyle(ctx, def)
@@ -228,7 +249,7 @@ func (e *env) savedJudge(ctx context.Context, st *store.Store, j runfile.Judge, 
 			}
 			styleID = s.ID
 			styles[strings.ToLower(s.Name)] = *s
-			fmt.Fprintf(e.stderr, "style %q: created (id %d)\n", s.Name, s.ID)
+			fmt.Fprintf(log, "style %q: created (id %d)\n", s.Name, s.ID)
 		}
 	case j.Style != "":
 		styleID = styles[strings.ToLower(j.Style)].ID
@@ -252,7 +273,7 @@ func (e *env) savedJudge(ctx context.Context, st *store.Store, j runfile.Judge, 
 		if old.ProviderID != nil && *old.ProviderID == in.ProviderID && old.Model == in.Model && old.StyleID == in.StyleID &&
 			old.PersonalityName == in.PersonalityName && old.PersonalityDescription == in.PersonalityDescription &&
 			sameSettings(old.Settings, in.Settings) {
-			fmt.Fprintf(e.stderr, "judge %q: reusing the saved one (id %d)\n", old.Name, old.ID)
+			fmt.Fprintf(log, "judge %q: reusing the saved one (id %d)\n", old.Name, old.ID)
 			return old.ID, nil
 		}
 		nj, err := st.UpdateJudge(ctx, old.ID, in)
@@ -260,7 +281,7 @@ func (e *env) savedJudge(ctx context.Context, st *store.Store, j runfile.Judge, 
 			return 0, usageErr("judge %q: %v", in.Name, err)
 		}
 		byName[strings.ToLower(nj.Name)] = *nj
-		fmt.Fprintf(e.stderr, "judge %q: updated the saved one (id %d, version %d) from the run file\n", nj.Name, nj.ID, nj.Version)
+		fmt.Fprintf(log, "judge %q: updated the saved one (id %d, version %d) from the run file\n", nj.Name, nj.ID, nj.Version)
 		return nj.ID, nil
 	}
 	nj, err := st.CreateJudge(ctx, in)
@@ -268,7 +289,7 @@ func (e *env) savedJudge(ctx context.Context, st *store.Store, j runfile.Judge, 
 		return 0, usageErr("judge %q: %v", in.Name, err)
 	}
 	byName[strings.ToLower(nj.Name)] = *nj
-	fmt.Fprintf(e.stderr, "judge %q: created (id %d)\n", nj.Name, nj.ID)
+	fmt.Fprintf(log, "judge %q: created (id %d)\n", nj.Name, nj.ID)
 	return nj.ID, nil
 }
 

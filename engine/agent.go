@@ -1,7 +1,6 @@
 package engine
 
 import (
-	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -20,7 +19,7 @@ type agentAnswer struct {
 	messages []llm.Message
 	total    llm.Response // token and model-time totals over every model call
 	trace    store.AgentTrace
-	cost     *float64 // reported by the http executor; else from the price table
+	cost     store.CostSum // each call's: reported by the provider or the http executor, else from the price table
 }
 
 // errNoFinalAnswer fails an item whose agent still asked for tools on its
@@ -63,6 +62,7 @@ func (e *Engine) toolLoop(ctx context.Context, rs *runState, p *store.Provider, 
 			out.total.Duration += resp.Duration
 			out.total.PromptTokens += resp.PromptTokens
 			out.total.CompletionTokens += resp.CompletionTokens
+			out.cost.Add(w.Target.Price.CallCost(resp.CostUSD, resp.PromptTokens, resp.CompletionTokens))
 			if resp.Reasoning != "" {
 				reasoning = append(reasoning, resp.Reasoning)
 			}
@@ -150,8 +150,8 @@ func (e *Engine) benchmarkAgent(ctx context.Context, rs *runState, p *store.Prov
 	final := out.answers[len(out.answers)-1]
 	res := store.BenchmarkResult{Request: string(record), Response: final, TimeMs: time.Since(start).Milliseconds(),
 		PromptTokens: out.total.PromptTokens, CompletionTokens: out.total.CompletionTokens, TokensPerS: out.total.TokensPerSecond(),
-		CostUSD: cmp.Or(out.cost, w.Target.Price.Cost(out.total.PromptTokens, out.total.CompletionTokens)),
-		Judged:  len(rs.judges) > 0 && !rs.options.Pairwise, Agent: &out.trace}
+		CostUSD: out.cost.USD, CostSource: out.cost.Source,
+		Judged: len(rs.judges) > 0 && !rs.options.Pairwise, Agent: &out.trace}
 	if len(out.answers) > 1 {
 		b, _ := json.Marshal(out.answers)
 		list := string(b)

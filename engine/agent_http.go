@@ -64,7 +64,7 @@ func (e *Engine) callHTTPAgent(ctx context.Context, c *agentConn, w *store.WorkI
 	}
 	out.answers = []string{*rep.Output}
 	out.total = llm.Response{PromptTokens: rep.Usage.InputTokens, CompletionTokens: rep.Usage.OutputTokens, Duration: took}
-	out.cost = rep.CostUSD
+	out.cost.Add(w.Target.Price.CallCost(rep.CostUSD, rep.Usage.InputTokens, rep.Usage.OutputTokens))
 	calls := trajectory.Calls(rep.ToolCalls)
 	for i := range calls {
 		calls[i].Turn = max(calls[i].Turn, 1)

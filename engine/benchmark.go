@@ -165,6 +165,7 @@ func (e *Engine) benchmark(ctx context.Context, rs *runState, p *store.Provider,
 	}
 	// A multi-turn task is one conversation: each turn sees the answers before it.
 	var total llm.Response
+	var cost store.CostSum
 	turns, err := w.Task.SentTurns(ctx)
 	if err != nil {
 		e.failNow(ctx, w, store.PhaseBenchmarking, err.Error(), false) // the same template fails every time
@@ -185,11 +186,12 @@ func (e *Engine) benchmark(ctx context.Context, rs *runState, p *store.Provider,
 		total.PromptTokens += resp.PromptTokens
 		total.CompletionTokens += resp.CompletionTokens
 		e.recordVersion(ctx, &w.Target, resp.Model)
+		cost.Add(w.Target.Price.CallCost(resp.CostUSD, resp.PromptTokens, resp.CompletionTokens))
 	}
 	record, _ := json.Marshal(requestRecord{Model: req.Model, Messages: req.Messages[:len(req.Messages)-1], Provider: w.Target.ProviderName, Settings: set})
 	res := store.BenchmarkResult{Request: string(record), Response: total.Text, TimeMs: total.Duration.Milliseconds(),
 		PromptTokens: total.PromptTokens, CompletionTokens: total.CompletionTokens, TokensPerS: total.TokensPerSecond(),
-		CostUSD: w.Target.Price.Cost(total.PromptTokens, total.CompletionTokens), Judged: len(rs.judges) > 0 && !rs.options.Pairwise}
+		CostUSD: cost.USD, CostSource: cost.Source, Judged: len(rs.judges) > 0 && !rs.options.Pairwise}
 	if len(turns) > 1 {
 		b, _ := json.Marshal(answers)
 		list := string(b)

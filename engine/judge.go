@@ -153,9 +153,11 @@ func (e *Engine) judge(ctx context.Context, pj *panelJudge, last bool, p *store.
 		return nil
 	}
 	verdict := store.Verdict{Overall: v.Overall, Scores: pj.scores(v, resp.Text), Violations: pj.violations(v), Last: last}
-	if c := pj.Price.Cost(resp.PromptTokens, resp.CompletionTokens); c != nil {
-		verdict.CostUSD = *c
+	usd, src := pj.Price.CallCost(resp.CostUSD, resp.PromptTokens, resp.CompletionTokens)
+	if usd != nil {
+		verdict.CostUSD = *usd
 	}
+	verdict.CostSource = src
 	entry := itemLog(w, store.LogInfo, "verdict", fmt.Sprintf("⚖ %s · %s: %s scores %s%s", w.Target.Label(), w.Task.TaskKey, pj.Name,
 		formatScore(v.Overall, pj.ScaleMax), violationsNote(v)), judgeLogDetail(v.Reasoning(), req, resp.Text))
 	c := store.JudgingCompletion(&w.Item, verdict)

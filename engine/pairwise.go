@@ -125,7 +125,7 @@ func (e *Engine) compare(ctx context.Context, rs *runState, pj *panelJudge, p *s
 		if err != nil {
 			return store.PairHalf{}, err
 		}
-		if c := pj.Price.Cost(resp.PromptTokens, resp.CompletionTokens); c != nil {
+		if c, _ := pj.Price.CallCost(resp.CostUSD, resp.PromptTokens, resp.CompletionTokens); c != nil {
 			cost += *c
 		}
 		v, err := rubric.ParsePairwise(resp.Text)

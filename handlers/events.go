@@ -38,6 +38,7 @@ type runFrame struct {
 	run      *store.Run
 	progress runs.Progress
 	current  *store.CurrentWork
+	budget   runs.Budget
 	logs     []store.RunLog
 }
 
@@ -186,6 +187,9 @@ func (h *Handler) readFrame(ctx context.Context, runID int64, cursor *logCursor)
 	if f.current, err = h.store.RunCurrent(ctx, runID); err != nil {
 		return nil, false, err
 	}
+	if f.budget, err = h.budgetOf(ctx, run); err != nil {
+		return nil, false, err
+	}
 	return f, more, nil
 }
 
@@ -194,7 +198,8 @@ func progressKey(f *runFrame) string {
 	if f.current != nil {
 		cur = f.current.TaskID + "|" + f.current.Model + "|" + string(f.current.Status)
 	}
-	return fmt.Sprintf("%s|%s|%v|%s", f.run.Status, f.run.Phase, f.progress.ByStatus, cur)
+	// The spend moves the panel too: its cost line follows the run.
+	return fmt.Sprintf("%s|%s|%v|%s|%g", f.run.Status, f.run.Phase, f.progress.ByStatus, cur, f.budget.SpentUSD)
 }
 
 // ProgressEventJSON is the data of a "progress" event.
@@ -240,7 +245,7 @@ func (h *Handler) pageRunEvents(c echo.Context) error {
 			return nil
 		}
 		var b bytes.Buffer
-		if err := views.RunProgress(progressView(f.run, f.progress, f.current)).Render(c.Request().Context(), &b); err != nil {
+		if err := views.RunProgress(progressView(f.run, f.progress, f.current, f.budget)).Render(c.Request().Context(), &b); err != nil {
 			return err
 		}
 		return w.event("", "progress", b.String())

@@ -125,22 +125,36 @@ func (h *Handler) showRunRow(c echo.Context) error {
 	return render(c, http.StatusOK, views.RunListRow(row, c.QueryParam("run_ids") == strconv.FormatInt(id, 10)))
 }
 
-func progressView(run *store.Run, p runs.Progress, cur *store.CurrentWork) views.ProgressView {
+func progressView(run *store.Run, p runs.Progress, cur *store.CurrentWork, b runs.Budget) views.ProgressView {
 	return views.ProgressView{RunID: run.ID, Status: string(run.Status), Phase: string(run.Phase), Progress: p,
 		Current: cur, Elapsed: run.Elapsed(time.Now()).Round(time.Second).String(), Error: run.Error,
-		Imported: run.Kind == store.RunImported, HasJudges: len(run.Judges) > 0}
+		Imported: run.Kind == store.RunImported, HasJudges: len(run.Judges) > 0, Budget: b}
 }
 
 func (h *Handler) progressOf(c echo.Context, run *store.Run) (views.ProgressView, runs.Progress, error) {
-	prog, err := h.runs.Progress(c.Request().Context(), run)
+	ctx := c.Request().Context()
+	prog, err := h.runs.Progress(ctx, run)
 	if err != nil {
 		return views.ProgressView{}, prog, err
 	}
-	cur, err := h.store.RunCurrent(c.Request().Context(), run.ID)
+	cur, err := h.store.RunCurrent(ctx, run.ID)
 	if err != nil {
 		return views.ProgressView{}, prog, err
 	}
-	return progressView(run, prog, cur), prog, nil
+	b, err := h.budgetOf(ctx, run)
+	if err != nil {
+		return views.ProgressView{}, prog, err
+	}
+	return progressView(run, prog, cur, b), prog, nil
+}
+
+// budgetOf is a run's spend against its budget for the progress panel;
+// a run without a budget skips the sum, which every live frame would pay.
+func (h *Handler) budgetOf(ctx context.Context, run *store.Run) (runs.Budget, error) {
+	if run.Options.MaxCostUSD == nil {
+		return runs.Budget{}, nil
+	}
+	return h.runs.Budget(ctx, run)
 }
 
 const perTaskLimit = 200
@@ -320,6 +334,45 @@ func (h *Handler) runActionPage(c echo.Context) error {
 		p.Error = err.Error()
 	}
 	return render(c, http.StatusOK, views.RunProgress(p))
+}
+
+// raiseBudgetPage raises a run's budget and resumes it (runs.RaiseBudget),
+// answering the new progress panel; a refused budget re-shows it with why.
+func (h *Handler) raiseBudgetPage(c echo.Context) error {
+	id, err := pathID(c, "run")
+	if err != nil {
+		return err
+	}
+	status := http.StatusOK
+	var problem string
+	form, err := c.FormParams()
+	if err != nil {
+		return badRequest("bad form: %v", err)
+	}
+	usd, err := formFloat(form, "max_cost_usd")
+	switch {
+	case err != nil:
+	case usd == nil:
+		err = &store.ValidationError{Field: "max_cost_usd", Message: "is required: the new budget in USD"}
+	default:
+		_, err = h.runs.RaiseBudget(withoutCancel(c), id, *usd)
+	}
+	if err != nil {
+		var ok bool
+		if status, problem, ok = formProblem(err); !ok {
+			return err
+		}
+	}
+	run, err := h.store.Run(c.Request().Context(), id)
+	if err != nil {
+		return err
+	}
+	p, _, err := h.progressOf(c, run)
+	if err != nil {
+		return err
+	}
+	p.BudgetProblem = problem
+	return render(c, status, views.RunProgress(p))
 }
 
 // retryJudgingPage re-queues the items whose judging failed and reloads the run page.

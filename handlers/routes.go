@@ -168,6 +168,7 @@ func (h *Handler) routes(e *echo.Echo) {
 	e.POST("/runs/:run/retry-failed", h.retryFailedPage)
 	e.POST("/runs/:run/rerun", h.rerunPage)
 	e.POST("/runs/:run/rejudge", h.rejudgePage)
+	e.POST("/runs/:run/budget", h.raiseBudgetPage)
 	e.GET("/runs/:run/grade", h.showGrading)
 	e.POST("/runs/:run/grade/:item", h.gradeItemPage)
 	e.POST("/runs/:run/:action", h.runActionPage)

@@ -168,6 +168,9 @@ type Response struct {
 	// Model is the model id the reply names (a dated or quantised build
 	// where the request named an alias).
 	Model string
+	// CostUSD is the call's cost as the provider reported it (OpenRouter's
+	// usage.cost); nil when it reports none.
+	CostUSD *float64
 }
 
 // TokensPerSecond is the generation speed over the whole request.
@@ -234,7 +237,24 @@ func (c *Client) Chat(ctx context.Context, req Request) (Response, error) {
 		ToolCalls:        toolCallsOf(msg),
 		Reasoning:        reasoningOf(msg),
 		Model:            out.Model,
+		CostUSD:          reportedCost(out.Usage),
 	}, nil
+}
+
+// reportedCost reads usage.cost, which OpenRouter adds to the usage (the SDK
+// keeps it among the usage's extra fields): a finite, non-negative number of
+// USD, else nil.
+func reportedCost(u openai.CompletionUsage) *float64 {
+	// An extra field is never Valid (the SDK has no type for it): read its raw JSON.
+	f, ok := u.JSON.ExtraFields["cost"]
+	if !ok {
+		return nil
+	}
+	var v *float64
+	if err := json.Unmarshal([]byte(f.Raw()), &v); err != nil || v == nil || *v < 0 {
+		return nil
+	}
+	return v
 }
 
 // Model is one model a provider offers.

@@ -175,6 +175,17 @@ func (p *reader) metrics(root *node) {
 		f.lines["system_prompt"] = n.line
 		f.SystemPrompt = p.str(n, "system_prompt")
 	}
+	if n := root.get("max_cost_usd"); n != nil {
+		f.lines["max_cost_usd"] = n.line
+		if v, ok := p.num(n, "max_cost_usd"); ok {
+			// The API's rule, so the file and POST /api/runs refuse the same budgets.
+			if err := store.ValidBudget("max_cost_usd", &v); err != nil {
+				p.errf(n.line, "max_cost_usd", "%s", validationMessage(err))
+			} else {
+				f.MaxCostUSD = &v
+			}
+		}
+	}
 	for i, m := range f.Metrics {
 		if t, ok := strings.CutPrefix(m, "check_"); ok && !slices.Contains(store.CheckTypes, t) {
 			p.errf(f.LineOf(fmt.Sprintf("metrics[%d]", i)), fmt.Sprintf("metrics[%d]", i), "unknown check %q (checks: %s)", t, strings.Join(store.CheckTypes, ", "))

@@ -96,7 +96,9 @@ type File struct {
 	Weights      map[string]float64
 	Repeats      int
 	SystemPrompt string
-	Gates        Gates
+	// MaxCostUSD is the run's budget: the run pauses when its spend reaches it.
+	MaxCostUSD *float64
+	Gates      Gates
 	// Out is the default results directory (the --out flag wins).
 	Out string
 

@@ -141,6 +141,7 @@ targets:
     settings: {temperature: 5, top_k: 3}
 judge: {provider: local}
 repeats: 0
+max_cost_usd: -2
 gates:
   min_scroe: 6
   min_pass_rate: 80
@@ -162,9 +163,10 @@ gates:
 		{"run.yaml", 20, "temperature: must be within 0…2"},
 		{"run.yaml", 21, "judge.model: is required with provider"},
 		{"run.yaml", 22, "repeats: must be within 1…100"},
-		{"run.yaml", 24, `unknown metric "scroe" (did you mean "score"?)`},
-		{"run.yaml", 25, "pass_rate is a fraction from 0 to 1"},
-		{"run.yaml", 26, `no target "gpt-9"`},
+		{"run.yaml", 23, "max_cost_usd: must be a number of USD within 0…1,000,000,000"},
+		{"run.yaml", 25, `unknown metric "scroe" (did you mean "score"?)`},
+		{"run.yaml", 26, "pass_rate is a fraction from 0 to 1"},
+		{"run.yaml", 27, `no target "gpt-9"`},
 		{"bad.csv", 3, "question: is required"},
 	})
 }
@@ -262,6 +264,7 @@ metrics: [accuracy, check_numeric]
 weights: {accuracy: 2}
 repeats: 3
 system_prompt: Be brief.
+max_cost_usd: 2.5
 checks: [{type: contains, value: hi}]
 gates:
   min_score: 3
@@ -294,6 +297,9 @@ out: results/
 	}
 	if f.Repeats != 3 || f.SystemPrompt != "Be brief." || f.Weights["accuracy"] != 2 || len(f.Collections) != 1 {
 		t.Errorf("options: repeats %d prompt %q weights %v collections %v", f.Repeats, f.SystemPrompt, f.Weights, f.Collections)
+	}
+	if f.MaxCostUSD == nil || *f.MaxCostUSD != 2.5 || f.LineOf("max_cost_usd") == 0 {
+		t.Errorf("max_cost_usd = %v (line %d), want 2.5 with its line", f.MaxCostUSD, f.LineOf("max_cost_usd"))
 	}
 	if c := f.Tasks[0].Checks; len(c) != 1 || c[0].Type != "contains" || c[0].Value != "hi" {
 		t.Errorf("run-level checks not applied: %+v", c)

@@ -18,7 +18,7 @@ import (
 // a model target's item. violations are what the judges said the answer
 // violated (compact JSON, [{judge, category, detail}]), empty when none.
 var CSVHeader = []string{"task_id", "category", "subcategory", "question", "reference", "provider", "model", "status",
-	"score", "judge", "reasoning", "response", "error", "time_ms", "tokens", "tps", "repeat", "cost_usd", "grade",
+	"score", "judge", "reasoning", "response", "error", "time_ms", "tokens", "tps", "repeat", "cost_usd", "cost_source", "grade",
 	"best_overall", "best_value", "answer_attempts", "judge_attempts",
 	"tool_calls", "tool_call_count", "tool_errors", "turns", "violations"}
 
@@ -102,7 +102,7 @@ func csvRow(v *store.ItemView, best [2]bool) []string {
 	row := []string{csvSafe(v.TaskID), csvSafe(v.Category), csvSafe(v.Subcategory), csvSafe(v.Question), csvSafe(v.Reference),
 		csvSafe(v.Provider), csvSafe(v.Model), string(v.Status), f(v.Score, 2), csvSafe(v.Judge), csvSafe(v.Reasoning),
 		csvSafe(resp), csvSafe(v.Error), n(v.TimeMs), n(v.CompletionTokens), f(v.TokensPerS, 2), strconv.Itoa(v.RepeatIndex),
-		f(v.CostUSD, 6), grade, strconv.FormatBool(best[0]), strconv.FormatBool(best[1]),
+		f(v.CostUSD, 6), string(v.CostSource), grade, strconv.FormatBool(best[0]), strconv.FormatBool(best[1]),
 		strconv.Itoa(v.AnswerAttempts), strconv.Itoa(v.JudgeAttempts)}
 	return append(row, agentCells(RowOf(v).Agent)...)
 }

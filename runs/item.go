@@ -63,6 +63,10 @@ type ItemDetail struct {
 	AnswerCostUSD *float64 `json:"answer_cost_usd"`
 	// JudgeCostUSD is every judge call's cost, pairwise ones included.
 	JudgeCostUSD float64 `json:"judge_cost_usd"`
+	// AnswerCostSource and JudgeCostSource say where the two costs came
+	// from: reported by the provider, from the price table, mixed, or "" (unknown).
+	AnswerCostSource store.CostSource `json:"answer_cost_source"`
+	JudgeCostSource  store.CostSource `json:"judge_cost_source"`
 	// CostUSD is the two together; nil when the answer's price is unknown.
 	CostUSD  *float64     `json:"cost_usd"`
 	Attempts ItemAttempts `json:"attempts"`
@@ -293,6 +297,7 @@ func itemDetail(run *store.Run, w *store.WorkItem) *ItemDetail {
 		SystemPrompt: engine.SystemPrompt(w, run.Options),
 		Score:        w.Score, TimeMs: w.TimeMs, PromptTokens: w.PromptTokens, CompletionTokens: w.CompletionTokens,
 		TokensPerS: w.TokensPerS, AnswerCostUSD: w.CostUSD, JudgeCostUSD: w.JudgeCostUSD,
+		AnswerCostSource: w.CostSource, JudgeCostSource: w.JudgeCostSource,
 		Attempts: ItemAttempts{Answer: w.AnswerAttempts, Judge: w.JudgeAttempts, Failures: w.Failures},
 		Judges:   []JudgeVerdict{}, Checks: []ItemScore{}, Measures: []ItemScore{}, Comparisons: []PairVerdict{},
 		UpdatedAt: w.UpdatedAt}

@@ -2,9 +2,11 @@ package runs
 
 import (
 	"context"
+	"fmt"
 	"time"
 
 	"tribunal/engine"
+	"tribunal/format"
 	"tribunal/store"
 )
 
@@ -58,6 +60,32 @@ func (s *Service) SetBudget(ctx context.Context, id int64, usd *float64) (*store
 		s.engine.Refresh()
 	}
 	return run, err
+}
+
+// RaiseBudget sets a run's budget to usd through SetBudget (as PATCH
+// /api/runs/{id} does) and resumes the run when it is paused and the new
+// budget leaves room: the run page's "raise and resume". A budget at or
+// below the spend so far is refused, as it would pause the run again.
+func (s *Service) RaiseBudget(ctx context.Context, id int64, usd float64) (*store.Run, error) {
+	run, err := s.store.Run(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	b, err := s.Budget(ctx, run)
+	if err != nil {
+		return nil, err
+	}
+	if usd <= b.SpentUSD {
+		return nil, &store.ValidationError{Field: "max_cost_usd",
+			Message: fmt.Sprintf("must be more than the %s spent so far", format.USD(&b.SpentUSD))}
+	}
+	if run, err = s.SetBudget(ctx, id, &usd); err != nil {
+		return nil, err
+	}
+	if run.Status != store.RunPaused {
+		return run, nil
+	}
+	return s.Resume(ctx, id)
 }
 
 // Budget is a run's spend against its budget.

@@ -188,6 +188,7 @@ type BenchmarkResult struct {
 	CompletionTokens int64
 	TokensPerS       float64
 	CostUSD          *float64
+	CostSource       CostSource
 	Scores           []Score
 	// Judged says judges follow; without judges the item completes now.
 	Judged bool
@@ -247,11 +248,11 @@ func BenchmarkCompletion(it *Item, r BenchmarkResult) *Completion {
 	updates := map[string]any{
 		"status": ItemWaitingForJudge, "request": r.Request, "response": r.Response, "answers": r.Answers, "time_ms": r.TimeMs,
 		"prompt_tokens": r.PromptTokens, "completion_tokens": r.CompletionTokens, "tokens_per_s": r.TokensPerS,
-		"cost_usd": r.CostUSD, "error": "", "worker_id": "", "lease_until": nil, "failures": 0, "next_retry_at": nil,
+		"cost_usd": r.CostUSD, "cost_source": string(r.CostSource), "error": "", "worker_id": "", "lease_until": nil, "failures": 0, "next_retry_at": nil,
 	}
 	r.Agent.columns(updates)
 	if r.Imported {
-		for _, k := range []string{"request", "response", "time_ms", "prompt_tokens", "completion_tokens", "tokens_per_s", "cost_usd"} {
+		for _, k := range []string{"request", "response", "time_ms", "prompt_tokens", "completion_tokens", "tokens_per_s", "cost_usd", "cost_source"} {
 			delete(updates, k)
 		}
 		if r.TokensPerS > 0 {
@@ -317,7 +318,9 @@ func (s *Store) FailAgentItem(ctx context.Context, it *Item, reason string, trac
 type Verdict struct {
 	Overall float64 // the judge's overall score, averaged into the item's score
 	CostUSD float64
-	Scores  []Score
+	// CostSource is where CostUSD came from; the item merges its judges'.
+	CostSource CostSource
+	Scores     []Score
 	// Violations are what the judge listed, when its style asks.
 	Violations []Violation
 	// Last says this was the panel's last judge: the item completes.
@@ -332,6 +335,13 @@ func JudgingCompletion(it *Item, v Verdict) *Completion {
 	updates := map[string]any{"error": "", "worker_id": "", "lease_until": nil, "next_retry_at": nil, "failures": 0,
 		"judge_cost_usd": gorm.Expr("judge_cost_usd + ?", v.CostUSD),
 		"score":          gorm.Expr("(COALESCE(score, 0) * judge_pos + ?) / (judge_pos + 1)", v.Overall)}
+	// The claimed row is this write's base (the claim guards it): the first
+	// judge's source stands alone, a later one merges into the panel's.
+	if it.JudgePos == 0 {
+		updates["judge_cost_source"] = string(v.CostSource)
+	} else {
+		updates["judge_cost_source"] = string(it.JudgeCostSource.Merge(v.CostSource))
+	}
 	if v.Last {
 		updates["status"] = ItemCompleted
 	} else {

@@ -423,7 +423,10 @@ type Item struct {
 	Score            *float64
 	CostUSD          *float64 `gorm:"column:cost_usd"`
 	JudgeCostUSD     float64  `gorm:"column:judge_cost_usd"`
-	Answers          *string
+	// CostSource and JudgeCostSource say where the two costs came from.
+	CostSource      CostSource
+	JudgeCostSource CostSource
+	Answers         *string
 	// ToolCalls is an agent's trajectory as JSON (trajectory.Calls); Turns
 	// counts its model calls; Reasoning is the reasoning text a provider
 	// returned. All nil for a model target.

@@ -30,11 +30,15 @@ type ItemView struct {
 	CompletionTokens *int64     `json:"tokens"`
 	TokensPerS       *float64   `json:"tps"`
 	CostUSD          *float64   `json:"cost_usd" gorm:"column:cost_usd"`
-	Grade            *string    `json:"grade"`
-	AnswerAttempts   int        `json:"answer_attempts"`
-	JudgeAttempts    int        `json:"judge_attempts"`
-	FailedPhase      string     `json:"failed_phase,omitempty"`
-	UpdatedAt        time.Time  `json:"updated_at"`
+	// CostSource says where CostUSD (the answer's) came from; JudgeCostSource
+	// where the judges' cost did.
+	CostSource      CostSource `json:"cost_source"`
+	JudgeCostSource CostSource `json:"judge_cost_source"`
+	Grade           *string    `json:"grade"`
+	AnswerAttempts  int        `json:"answer_attempts"`
+	JudgeAttempts   int        `json:"judge_attempts"`
+	FailedPhase     string     `json:"failed_phase,omitempty"`
+	UpdatedAt       time.Time  `json:"updated_at"`
 	// RunTargetID is the item's target.
 	RunTargetID int64 `json:"-"`
 	// AgentTarget says the target is an agent (AgentName and AgentVersion
@@ -74,6 +78,7 @@ const itemViewSelect = `i.id, rt.task_key, rt.category, rt.subcategory, rt.quest
 		(SELECT string_agg(sc.source, ' ' ORDER BY sc.id) FROM scores sc WHERE sc.item_id = i.id AND sc.source LIKE 'check:%'), '') AS judge,
 	COALESCE((SELECT sc.reasoning FROM scores sc WHERE sc.item_id = i.id AND sc.metric = 'score' ORDER BY sc.id LIMIT 1), '') AS reasoning,
 	i.response, i.error, i.time_ms, i.prompt_tokens, i.completion_tokens, i.tokens_per_s, i.cost_usd,
+	i.cost_source, i.judge_cost_source,
 	(SELECT g.grade FROM grades g WHERE g.item_id = i.id) AS grade,
 	i.answer_attempts, i.judge_attempts, i.failed_phase, i.updated_at, i.run_target_id,
 	CASE WHEN tg.agent IS NULL THEN 0 ELSE 1 END AS agent_target, tg.agent_name, tg.agent_version,
@@ -222,6 +227,10 @@ type Stats struct {
 	AvgTokens    *float64 `json:"avg_tokens"`
 	CostUSD      *float64 `json:"cost_usd" gorm:"column:cost_usd"`
 	JudgeCostUSD *float64 `json:"judge_cost_usd" gorm:"column:judge_cost_usd"`
+	// CostSource says where CostUSD came from over the items with a cost:
+	// their one source, or mixed; JudgeCostSource the same for the judges.
+	CostSource      CostSource `json:"cost_source"`
+	JudgeCostSource CostSource `json:"judge_cost_source"`
 }
 
 // TotalCostUSD is what the models and the judges cost together; nil when neither has a price.
@@ -277,12 +286,20 @@ type RunSummary struct {
 // statsSelect aggregates items alone: an item carries its panel's mean
 // score, so no join with the scores is needed. Its one placeholder is the
 // pass threshold.
-const statsSelect = `COUNT(*) AS items,
+var statsSelect = `COUNT(*) AS items,
 	SUM(CASE WHEN i.status = 'COMPLETED' THEN 1 ELSE 0 END) AS completed,
 	SUM(CASE WHEN i.status = 'FAILED' THEN 1 ELSE 0 END) AS failed,
 	COUNT(i.score) AS scored, SUM(CASE WHEN i.score >= ? THEN 1 ELSE 0 END) AS passed,
 	AVG(i.score) AS avg_score, AVG(i.time_ms) AS avg_time_ms, AVG(i.tokens_per_s) AS avg_tps,
-	AVG(i.completion_tokens) AS avg_tokens, SUM(i.cost_usd) AS cost_usd, SUM(i.judge_cost_usd) AS judge_cost_usd`
+	AVG(i.completion_tokens) AS avg_tokens, SUM(i.cost_usd) AS cost_usd, SUM(i.judge_cost_usd) AS judge_cost_usd,
+	` + sourceOf("CASE WHEN i.cost_usd IS NOT NULL THEN i.cost_source END") + ` AS cost_source,
+	` + sourceOf("NULLIF(i.judge_cost_source, '')") + ` AS judge_cost_source`
+
+// sourceOf aggregates the cost sources x gives (NULL: no cost to count)
+// into one: ” for none, their one source, or 'mixed'.
+func sourceOf(x string) string {
+	return "CASE WHEN MIN(" + x + ") IS NULL THEN '' WHEN MIN(" + x + ") = MAX(" + x + ") THEN MIN(" + x + ") ELSE 'mixed' END"
+}
 
 // PassThreshold is the score an item needs to pass: the middle of the
 // judges' scale, or 0.5 for checks (which score 0 to 1) without judges.

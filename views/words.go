@@ -311,3 +311,17 @@ func ViolationWord(c string) string {
 	}
 	return humanize(c)
 }
+
+// CostSourceWord says where a cost came from: provider → "reported by
+// provider"; "" (unknown) has no words.
+func CostSourceWord(s store.CostSource) string {
+	switch s {
+	case store.CostProvider:
+		return "reported by provider"
+	case store.CostPriceTable:
+		return "from prices"
+	case store.CostMixed:
+		return "partly reported, partly from prices"
+	}
+	return humanize(string(s))
+}

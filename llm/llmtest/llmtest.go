@@ -125,6 +125,8 @@ type Reply struct {
 	ToolCalls  []ToolCall    // function calls asked for (finish_reason tool_calls)
 	Reasoning  string        // sent as the message's "reasoning" field
 	Model      string        // the reply's model id; "" repeats the request's
+	// Cost, when set, is reported as usage.cost (USD), as OpenRouter reports a call's cost.
+	Cost *float64
 }
 
 // Server is a running fake.
@@ -275,10 +277,14 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 	if rep.Reasoning != "" {
 		msg["reasoning"] = rep.Reasoning
 	}
+	usage := map[string]any{"prompt_tokens": len(strings.Fields(req.Last())), "completion_tokens": tokens,
+		"total_tokens": tokens + int64(len(strings.Fields(req.Last())))}
+	if rep.Cost != nil {
+		usage["cost"] = *rep.Cost
+	}
 	json.NewEncoder(w).Encode(map[string]any{
 		"id": "chatcmpl-fake", "object": "chat.completion", "created": time.Now().Unix(), "model": cmp.Or(rep.Model, req.Model),
 		"choices": []any{map[string]any{"index": 0, "finish_reason": finish, "message": msg}},
-		"usage": map[string]any{"prompt_tokens": len(strings.Fields(req.Last())), "completion_tokens": tokens,
-			"total_tokens": tokens + int64(len(strings.Fields(req.Last())))},
+		"usage":   usage,
 	})
 }

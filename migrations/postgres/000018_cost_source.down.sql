@@ -1,0 +1,2 @@
+ALTER TABLE items DROP COLUMN judge_cost_source;
+ALTER TABLE items DROP COLUMN cost_source;

@@ -1,0 +1,7 @@
+-- Where a cost came from (issue 16 §3): a provider's reported cost
+-- (OpenRouter's usage.cost) is preferred over the price table, and the item
+-- says which: 'provider', 'price_table', 'mixed' (some calls each way) or ''
+-- (unknown: no cost, or imported with the answer). cost_source is the
+-- answer's, judge_cost_source the judges' (a panel merges its judges').
+ALTER TABLE items ADD COLUMN cost_source TEXT NOT NULL DEFAULT '';
+ALTER TABLE items ADD COLUMN judge_cost_source TEXT NOT NULL DEFAULT '';
