@@ -182,7 +182,7 @@ func testCLIRunGates(t *testing.T, dbURL string) {
 		t.Errorf("summary.json: %s (%v)", b, err)
 	}
 	csv, _ := os.ReadFile(filepath.Join(c.dir, "results", "results.csv"))
-	if lines := strings.Count(string(csv), "\n"); !strings.HasPrefix(string(csv), "task_id,category,subcategory,question,reference,provider,model,status,score,judge") || lines != 7 {
+	if lines := strings.Count(string(csv), "\n"); !strings.HasPrefix(string(csv), "task_id,category,subcategory,question,reference,provider,model,version,status,score,judge") || lines != 7 {
 		t.Errorf("results.csv: %d lines\n%s", lines, csv)
 	}
 	// The run is in the database like any other, with the file's tags.

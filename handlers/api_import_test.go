@@ -222,7 +222,7 @@ func TestExportFormatsAPI(t *testing.T) {
 		t.Fatalf("HTML export: %d %v", r.StatusCode, r.Header)
 	}
 	r, body = get(fmt.Sprintf("/api/runs/%d/export", ids[0]))
-	if r.StatusCode != 200 || !strings.HasPrefix(body, "task_id,category,subcategory,question,reference,provider,model,status,score,judge") {
+	if r.StatusCode != 200 || !strings.HasPrefix(body, "task_id,category,subcategory,question,reference,provider,model,version,status,score,judge") {
 		t.Fatalf("CSV export changed: %d %.200s", r.StatusCode, body)
 	}
 	if r, body = get(fmt.Sprintf("/api/runs/%d/export?format=xml", ids[0])); r.StatusCode != 400 {

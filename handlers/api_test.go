@@ -323,7 +323,7 @@ func TestRunsAPI(t *testing.T) {
 		if err != nil {
 			t.Fatalf("CSV does not parse: %v", err)
 		}
-		wantHeader := "task_id,category,subcategory,question,reference,provider,model,status,score,judge,reasoning,response,error," +
+		wantHeader := "task_id,category,subcategory,question,reference,provider,model,version,status,score,judge,reasoning,response,error," +
 			"time_ms,tokens,tps,repeat,cost_usd,cost_source,grade,best_overall,best_value,answer_attempts,judge_attempts,tool_calls,tool_call_count,tool_errors,turns,violations"
 		if strings.Join(rows[0], ",") != wantHeader || len(rows) != 5 {
 			t.Fatalf("CSV header %v, %d rows", rows[0], len(rows))

@@ -12,12 +12,13 @@ import (
 )
 
 // CSVHeader is the CSV export's columns, one row per item. best_overall and
-// best_value mark the rows of the run's best model overall and best value.
+// best_value mark the rows of the run's best model overall and best value;
+// version is the target's model version (typed, or as the provider named it).
 // tool_calls … turns are an agent item's: its tool calls (compact JSON, as
 // AgentTrace's), how many, how many failed, and its model calls; empty for
 // a model target's item. violations are what the judges said the answer
 // violated (compact JSON, [{judge, category, detail}]), empty when none.
-var CSVHeader = []string{"task_id", "category", "subcategory", "question", "reference", "provider", "model", "status",
+var CSVHeader = []string{"task_id", "category", "subcategory", "question", "reference", "provider", "model", "version", "status",
 	"score", "judge", "reasoning", "response", "error", "time_ms", "tokens", "tps", "repeat", "cost_usd", "cost_source", "grade",
 	"best_overall", "best_value", "answer_attempts", "judge_attempts",
 	"tool_calls", "tool_call_count", "tool_errors", "turns", "violations"}
@@ -34,8 +35,10 @@ func (s *Service) WriteCSV(ctx context.Context, w io.Writer, run *store.Run) (ro
 		return 0, err
 	}
 	best := map[int64][2]bool{}
+	version := map[int64]string{}
 	for _, t := range run.Targets {
 		best[t.ID] = [2]bool{t.ID == sum.Best.OverallTargetID, t.ID == sum.Best.ValueTargetID}
+		version[t.ID] = t.Version
 	}
 	cw := csv.NewWriter(w)
 	if err := cw.Write(CSVHeader); err != nil {
@@ -53,7 +56,7 @@ func (s *Service) WriteCSV(ctx context.Context, w io.Writer, run *store.Run) (ro
 		}
 		for i := range batch {
 			v := &batch[i]
-			if err := cw.Write(append(csvRow(v, best[v.RunTargetID]), violationsCell(violations[v.ID]))); err != nil {
+			if err := cw.Write(append(csvRow(v, version[v.RunTargetID], best[v.RunTargetID]), violationsCell(violations[v.ID]))); err != nil {
 				return err
 			}
 			rows++
@@ -79,7 +82,7 @@ func (s *Service) WriteCSV(ctx context.Context, w io.Writer, run *store.Run) (ro
 }
 
 // csvRow is one item; judge is the one whose reasoning is shown (or the checks).
-func csvRow(v *store.ItemView, best [2]bool) []string {
+func csvRow(v *store.ItemView, version string, best [2]bool) []string {
 	f := func(p *float64, prec int) string {
 		if p == nil {
 			return ""
@@ -100,7 +103,7 @@ func csvRow(v *store.ItemView, best [2]bool) []string {
 		grade = *v.Grade
 	}
 	row := []string{csvSafe(v.TaskID), csvSafe(v.Category), csvSafe(v.Subcategory), csvSafe(v.Question), csvSafe(v.Reference),
-		csvSafe(v.Provider), csvSafe(v.Model), string(v.Status), f(v.Score, 2), csvSafe(v.Judge), csvSafe(v.Reasoning),
+		csvSafe(v.Provider), csvSafe(v.Model), csvSafe(version), string(v.Status), f(v.Score, 2), csvSafe(v.Judge), csvSafe(v.Reasoning),
 		csvSafe(resp), csvSafe(v.Error), n(v.TimeMs), n(v.CompletionTokens), f(v.TokensPerS, 2), strconv.Itoa(v.RepeatIndex),
 		f(v.CostUSD, 6), string(v.CostSource), grade, strconv.FormatBool(best[0]), strconv.FormatBool(best[1]),
 		strconv.Itoa(v.AnswerAttempts), strconv.Itoa(v.JudgeAttempts)}
