@@ -451,7 +451,7 @@ func TestCLIExportAndModels(t *testing.T) {
 	reportOffline(t, filepath.Join(c.dir, "compare.html"))
 
 	r = c.run("models", "fake")
-	if r.code != 0 || !regexp.MustCompile(`fake-small\s+1\s+2\s+manual`).MatchString(r.stdout) || !strings.Contains(r.stdout, "fake-judge") {
+	if r.code != 0 || !regexp.MustCompile(`fake-small\s+–\s+1\s+2\s+manual`).MatchString(r.stdout) || !strings.Contains(r.stdout, "fake-judge") {
 		t.Errorf("models: %s", r)
 	}
 	if r := c.run("models", "fake", "--file", "run.yaml", "--json"); r.code != 0 || !strings.Contains(r.stdout, `"id": "fake-large"`) {
