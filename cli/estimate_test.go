@@ -145,3 +145,28 @@ max_cost_usd: 3
 		t.Errorf("--estimate with --resume: exit %d\n%s", code, errOut)
 	}
 }
+
+// run --estimate with models: auto on a use case without runs estimates the
+// models the run would benchmark (suggested from the providers' lists), as
+// run does, rather than refusing for want of runs.
+func TestRunEstimateModelsAutoSuggests(t *testing.T) {
+	p := newInProcess(t)
+	fake := llmtest.New(t, llmtest.DefaultReply)
+	path := p.write("auto.yaml", strings.ReplaceAll(`name: auto estimate
+providers:
+  - name: prov
+    base_url: {{URL}}
+tasks:
+  - {task_id: a1, question: "Summarise the ticket."}
+usecase: support
+models: auto
+judge: {provider: prov, model: fake-judge}
+`, "{{URL}}", fake.URL))
+	code, out, errOut := p.main("run", "--estimate", path)
+	if code != ExitOK {
+		t.Fatalf("exit %d\n%s\n%s", code, out, errOut)
+	}
+	if !strings.Contains(out, "fake-small") {
+		t.Errorf("the estimate lacks the suggested models:\n%s", out)
+	}
+}
