@@ -145,6 +145,13 @@ func TestEstimateMeasuresSentPrompt(t *testing.T) {
 		if len(est.Targets) != 1 {
 			t.Fatalf("estimate %+v", est)
 		}
+		// A use case no task has is refused, as POST /api/runs refuses it.
+		for _, path := range []string{"/api/runs", "/api/runs/estimate"} {
+			if got := a.do(t, call{method: "POST", path: path, body: fmt.Sprintf(
+				`{"judge":{"provider_id":%d,"model":"fake-judge"},"targets":[{"provider_id":%d,"model":"fake-small"}],"usecases":["nobody"]}`, p.ID, p.ID)}, 422, nil); !strings.Contains(got, "usecases[0]") {
+				t.Errorf("%s: %s", path, got)
+			}
+		}
 		if want := int64(len(input)+2000) / runs.CharsPerToken; est.Targets[0].InputTokens < want {
 			t.Errorf("input tokens %d, want at least %d (the input data and the use case's goal are sent)", est.Targets[0].InputTokens, want)
 		}

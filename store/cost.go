@@ -97,6 +97,10 @@ func (s *Store) EstimateBasis(ctx context.Context, in RunInput) (*EstimateBasis,
 	if in.Judge == nil && len(in.JudgeIDs) == 0 && !in.checksOnly() {
 		return nil, invalid("judge.provider_id", "is required: pick a judge or a panel (judge_ids), or set metrics to reference checks only")
 	}
+	// A use case or category no task has is refused, as CreateRun refuses it.
+	if err := s.checkTaskGroups(ctx, in); err != nil {
+		return nil, err
+	}
 	provider, price := s.lookups(ctx)
 	judges, err := s.panel(ctx, in, provider, price)
 	if err != nil {
