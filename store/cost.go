@@ -65,16 +65,21 @@ type EstimateTask struct {
 }
 
 // estimateTask measures t; ucs holds the saved use cases' prompt fields.
-func estimateTask(ctx context.Context, t *Task, ucs map[string]prompt.UseCase) (EstimateTask, error) {
+func estimateTask(ctx context.Context, t *Task, ucs map[string]prompt.UseCase) EstimateTask {
 	first, err := t.SentPrompt(ctx, ucs[t.UseCase])
 	if err != nil {
-		return EstimateTask{}, invalid("tasks", "task %q: %s", t.TaskKey, err.Error())
+		// A template that fails to render fails the item at run time, as
+		// the run page says; the estimate counts the question alone.
+		first = t.Question
+		if len(t.Turns) > 0 {
+			first = t.Turns[0]
+		}
 	}
 	et := EstimateTask{SystemPrompt: t.SystemPrompt, Question: t.Question, Reference: t.Reference, TurnChars: []int{len(first)}}
 	for _, turn := range t.Turns[min(1, len(t.Turns)):] {
 		et.TurnChars = append(et.TurnChars, len(turn))
 	}
-	return et, nil
+	return et
 }
 
 // EstimateBasis is what a run of in would call, read without creating it:
@@ -130,11 +135,7 @@ func (s *Store) EstimateBasis(ctx context.Context, in RunInput) (*EstimateBasis,
 			return fmt.Errorf("store: estimate tasks: %w", err)
 		}
 		for i := range tasks {
-			et, err := estimateTask(ctx, &tasks[i], ucs)
-			if err != nil {
-				return err
-			}
-			out.Tasks = append(out.Tasks, et)
+			out.Tasks = append(out.Tasks, estimateTask(ctx, &tasks[i], ucs))
 		}
 		return nil
 	}
