@@ -7,6 +7,7 @@ import (
 	"io"
 	"text/tabwriter"
 
+	"tribunal/engine"
 	"tribunal/format"
 	"tribunal/runfile"
 	"tribunal/runs"
@@ -22,10 +23,12 @@ var errEstimated = errors.New("estimated: roll back")
 // then rolled back: so the estimate reads the same tasks, targets and
 // prices the run would, through the one runs.Service.Estimate the API
 // uses, and no second, "what would exist" resolution can drift from it.
-func (e *env) estimateRun(ctx context.Context, st *store.Store, f *runfile.File, name string, extraTags []string) error {
+func (e *env) estimateRun(ctx context.Context, st *store.Store, eng *engine.Engine, f *runfile.File, name string, extraTags []string) error {
 	var est *runs.Estimate
 	err := st.Transact(ctx, func(tx *store.Store) error {
-		in, err := e.prepareRun(ctx, tx, nil, f, name, extraTags, io.Discard) // no engine: models: auto reads runs, not model lists
+		// The engine lets models: auto suggest from the providers' model
+		// lists where the use case has no runs yet, as the run itself would.
+		in, err := e.prepareRun(ctx, tx, eng, f, name, extraTags, io.Discard)
 		if err != nil {
 			return err
 		}

@@ -145,3 +145,61 @@ max_cost_usd: 3
 		t.Errorf("--estimate with --resume: exit %d\n%s", code, errOut)
 	}
 }
+
+// run --estimate with models: auto on a use case without runs estimates the
+// models the run would benchmark (suggested from the providers' lists), as
+// run does, rather than refusing for want of runs.
+func TestRunEstimateModelsAutoSuggests(t *testing.T) {
+	p := newInProcess(t)
+	fake := llmtest.New(t, llmtest.DefaultReply)
+	path := p.write("auto.yaml", strings.ReplaceAll(`name: auto estimate
+providers:
+  - name: prov
+    base_url: {{URL}}
+tasks:
+  - {task_id: a1, question: "Summarise the ticket."}
+usecase: support
+models: auto
+judge: {provider: prov, model: fake-judge}
+`, "{{URL}}", fake.URL))
+	code, out, errOut := p.main("run", "--estimate", path)
+	if code != ExitOK {
+		t.Fatalf("exit %d\n%s\n%s", code, out, errOut)
+	}
+	if !strings.Contains(out, "fake-small") {
+		t.Errorf("the estimate lacks the suggested models:\n%s", out)
+	}
+}
+
+// A run file's target version: reaches the run's target; it names one
+// model, so models: refuses it.
+func TestRunFileTargetVersion(t *testing.T) {
+	p := newInProcess(t)
+	ctx := context.Background()
+	st := p.store()
+	file := `name: versioned
+providers:
+  - name: prov
+    base_url: http://127.0.0.1:9
+tasks:
+  - {task_id: v1, question: "Hi"}
+targets:
+  - {provider: prov, model: m, version: "2024-08-06"}
+judge: {provider: prov, model: j}
+`
+	f, err := runfile.Parse("v.yaml", []byte(file), ".", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	in, err := (&env{stdout: io.Discard, stderr: io.Discard}).prepareRun(ctx, st, nil, f, "", nil, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(in.Targets) != 1 || in.Targets[0].Version != "2024-08-06" {
+		t.Errorf("targets %+v, want version 2024-08-06", in.Targets)
+	}
+	bad := strings.Replace(file, "model: m,", "models: [m, n],", 1)
+	if _, err := runfile.Parse("v.yaml", []byte(bad), ".", nil); err == nil || !strings.Contains(err.Error(), "version") {
+		t.Errorf("version with models: %v", err)
+	}
+}

@@ -115,9 +115,6 @@ func (e *env) run(args []string) error {
 		return err
 	}
 	defer st.Close()
-	if *estimate {
-		return e.estimateRun(bg, st, f, *name, store.ParseTags(*tags))
-	}
 	policy, err := e.egress()
 	if err != nil {
 		return err
@@ -125,6 +122,9 @@ func (e *env) run(args []string) error {
 	broker := engine.NewBroker()
 	// A process dedicated to one run polls more often than the server's default.
 	eng := engine.New(engine.Config{MaxInFlight: max(*maxInFlight, 1), PollInterval: 200 * time.Millisecond, Egress: policy}, st, broker, log)
+	if *estimate {
+		return e.estimateRun(bg, st, eng, f, *name, store.ParseTags(*tags))
+	}
 
 	var run *store.Run
 	if *resume != 0 {

@@ -174,7 +174,7 @@ func (e *env) prepareRun(ctx context.Context, st *store.Store, eng *engine.Engin
 			in.Targets = append(in.Targets, store.ModelRef{AgentID: t.AgentID, Tags: t.Tags})
 			continue
 		}
-		in.Targets = append(in.Targets, store.ModelRef{ProviderID: providerIDs[t.Provider], Model: t.Model, Settings: t.Settings, Tags: t.Tags})
+		in.Targets = append(in.Targets, store.ModelRef{ProviderID: providerIDs[t.Provider], Model: t.Model, Settings: t.Settings, Tags: t.Tags, Version: t.Version})
 	}
 	for _, m := range auto {
 		ref := store.ModelRef{Model: m.Model}

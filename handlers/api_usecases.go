@@ -88,10 +88,12 @@ func (h *Handler) apiImportUseCase(c echo.Context) error {
 }
 
 // importUseCase reads a use-case file and saves it by name; a bad file is
-// an importProblems listing every problem with its line. Variables expand
-// from the server's environment.
+// an importProblems listing every problem with its line. ${VAR:-default}
+// takes its default: the server's environment holds its secrets, which an
+// uploaded file must not read back (tribunal import expands the user's own).
 func (h *Handler) importUseCase(c echo.Context, u *upload) (*store.UseCase, bool, error) {
-	in, err := runfile.ParseUseCase(cmpOr(u.name, "usecase.yaml"), u.data, nil)
+	noEnv := func(string) (string, bool) { return "", false }
+	in, err := runfile.ParseUseCase(cmpOr(u.name, "usecase.yaml"), u.data, noEnv)
 	if err != nil {
 		var ps runfile.Problems
 		if !errors.As(err, &ps) {

@@ -127,3 +127,33 @@ func TestEstimateAndBudget(t *testing.T) {
 		within("output tokens", tg.OutputTokens, out)
 	})
 }
+
+// The estimate measures the prompt the model is sent (package prompt: the
+// input data, output format, constraints, examples and the use case's goal),
+// not the question alone.
+func TestEstimateMeasuresSentPrompt(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, st *store.Store) {
+		a := newApp(t, st, nil)
+		var p store.Provider
+		a.do(t, call{method: "POST", path: "/api/providers", body: fmt.Sprintf(`{"name":"Fake","base_url":%q}`, a.fake.URL)}, 201, &p)
+		input := strings.Repeat("transcript line ", 500) // 8,000 characters
+		a.do(t, call{method: "POST", path: "/api/tasks", body: fmt.Sprintf(`{"task_id":"big","category":"c","usecase":"notes","question":"Chunk it.","input":%q}`, input)}, 201, nil)
+		a.do(t, call{method: "POST", path: "/api/usecases", body: fmt.Sprintf(`{"name":"notes","goal":%q}`, strings.Repeat("goal ", 400))}, 201, nil)
+		var est runs.Estimate
+		a.do(t, call{method: "POST", path: "/api/runs/estimate", body: fmt.Sprintf(
+			`{"judge":{"provider_id":%d,"model":"fake-judge"},"targets":[{"provider_id":%d,"model":"fake-small"}],"usecases":["notes"]}`, p.ID, p.ID)}, 200, &est)
+		if len(est.Targets) != 1 {
+			t.Fatalf("estimate %+v", est)
+		}
+		// A use case no task has is refused, as POST /api/runs refuses it.
+		for _, path := range []string{"/api/runs", "/api/runs/estimate"} {
+			if got := a.do(t, call{method: "POST", path: path, body: fmt.Sprintf(
+				`{"judge":{"provider_id":%d,"model":"fake-judge"},"targets":[{"provider_id":%d,"model":"fake-small"}],"usecases":["nobody"]}`, p.ID, p.ID)}, 422, nil); !strings.Contains(got, "usecases[0]") {
+				t.Errorf("%s: %s", path, got)
+			}
+		}
+		if want := int64(len(input)+2000) / runs.CharsPerToken; est.Targets[0].InputTokens < want {
+			t.Errorf("input tokens %d, want at least %d (the input data and the use case's goal are sent)", est.Targets[0].InputTokens, want)
+		}
+	})
+}

@@ -225,7 +225,7 @@ func (h *Handler) apiRoutes() []apiRoute {
 			query: "usecase category budget_usd_per_1k min_overall max_latency_ms min_items cost_priority", out: runs.Recommendation{}, errs: []int{http.StatusNotFound}},
 		{method: get, path: "/usecases", handler: h.apiUseCases, summary: "The use case → category hierarchy with task counts", out: []store.UseCase{}},
 		{method: post, path: "/usecases", handler: h.apiCreateUseCase, summary: "Save a use case (goal, constraints, defaults)", in: store.UseCaseInput{}, out: store.UseCase{}, status: http.StatusCreated, errs: conflict},
-		{method: post, path: "/usecases/import", handler: h.apiImportUseCase, summary: "Import a use-case file (YAML; ${VAR:-default} expands from the server's environment), saved by its name: 201 created, 200 updated",
+		{method: post, path: "/usecases/import", handler: h.apiImportUseCase, summary: "Import a use-case file (YAML; ${VAR:-default} takes its default: the server's environment is not read), saved by its name: 201 created, 200 updated",
 			upload: true, out: UseCaseImported{}, also: map[int]any{http.StatusCreated: UseCaseImported{}}, invalid: ImportErrorJSON{}},
 		{method: get, path: "/usecases/:usecase", handler: h.apiGetUseCase, summary: "Show a saved use case with its categories", out: store.UseCase{}},
 		{method: put, path: "/usecases/:usecase", handler: h.apiUpdateUseCase, summary: "Update a use case (a new name carries to its tasks)", in: store.UseCaseInput{}, out: store.UseCase{}, errs: conflict},

@@ -155,3 +155,25 @@ func TestRunFreezesUseCase(t *testing.T) {
 		}
 	})
 }
+
+// A use-case file sent to the server never reads the server's environment
+// (its secrets): ${VAR} takes its default, and a reference without one is
+// a problem of the file.
+func TestUseCaseImportIgnoresServerEnv(t *testing.T) {
+	t.Setenv("UC_SERVER_SECRET", "s3cret-value")
+	storetest.Each(t, func(t *testing.T, st *store.Store) {
+		a := newApp(t, st, nil)
+		yaml := map[string]string{"Content-Type": "application/yaml"}
+		var imp struct {
+			UseCase store.UseCase `json:"usecase"`
+		}
+		a.do(t, call{method: "POST", path: "/api/usecases/import?filename=a.yaml", body: "name: a\ngoal: ${UC_SERVER_SECRET:-the default}\n", header: yaml}, 201, &imp)
+		if imp.UseCase.Goal != "the default" {
+			t.Errorf("goal %q, want the default", imp.UseCase.Goal)
+		}
+		got := a.do(t, call{method: "POST", path: "/api/usecases/import?filename=b.yaml", body: "name: b\nnotes: ${UC_SERVER_SECRET}\n", header: yaml}, 422, nil)
+		if strings.Contains(got, "s3cret") || !strings.Contains(got, "UC_SERVER_SECRET") {
+			t.Errorf("no default: %s", got)
+		}
+	})
+}

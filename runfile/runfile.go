@@ -90,8 +90,8 @@ type File struct {
 	// case join it, its default_judge_model judges a run without judge:, and
 	// models: auto reads its recommendation. Category scopes models: auto
 	// instead; it picks no tasks.
-	UseCase  Named
-	Category string
+	UseCase      Named
+	Category     string
 	Metrics      []string
 	Weights      map[string]float64
 	Repeats      int
@@ -141,6 +141,9 @@ type Target struct {
 	Agent   string
 	AgentID int64
 	Tags    []string
+	// Version is the model's version as the file names it (free text); without
+	// it the run records the model id the provider reports.
+	Version string
 	Line    int
 	field   string // where an agent's name was written, for ResolveAgents' problems
 }
@@ -414,7 +417,11 @@ func (p *reader) targets(n *node) {
 			p.agentTarget(it, field, agents)
 			continue
 		}
-		p.keys(it, field, "provider", "model", "models", "settings", "tags", "agent")
+		p.keys(it, field, "provider", "model", "models", "settings", "tags", "agent", "version")
+		version := p.expand(it.get("version"), field+".version")
+		if version != "" && it.get("models") != nil {
+			p.errf(it.get("version").line, field+".version", "names one model's version: give it with model:, not models:")
+		}
 		provider := p.providerRef(it.get("provider"), field+".provider")
 		if it.get("provider").isNull() {
 			p.errf(it.line, field+".provider", "is required (or agent: to benchmark a saved agent)")
@@ -433,7 +440,7 @@ func (p *reader) targets(n *node) {
 		for _, mn := range models {
 			idx := len(p.f.Targets)
 			path := fmt.Sprintf("targets[%d]", idx)
-			t := Target{Provider: provider, Model: p.expand(mn, field+".model"), Line: mn.line}
+			t := Target{Provider: provider, Model: p.expand(mn, field+".model"), Version: version, Line: mn.line}
 			p.f.lines[path] = it.line
 			p.f.lines[path+".model"] = mn.line
 			if v := it.get("provider"); v != nil {

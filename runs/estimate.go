@@ -14,8 +14,9 @@ import (
 //   - calls: tasks × repeats per target, × turns for a multi-turn task; an
 //     agent target counts one call per item, a floor (its tool loop may take
 //     more turns, up to its max_turns).
-//   - input tokens: the characters of what is sent (system prompt, question or
-//     the conversation so far) ÷ CharsPerToken.
+//   - input tokens: the characters of what is sent (system prompt, the
+//     prompt package prompt builds from the task and its use case, then the
+//     conversation so far) ÷ CharsPerToken.
 //   - output tokens per answer: the model's mean completion tokens in your
 //     finished runs, else the target's max_tokens, else DefaultAnswerTokens.
 //   - a judge's call reads the judge prompt template, the question, the
@@ -92,14 +93,14 @@ func (s *Service) Estimate(ctx context.Context, in store.RunInput) (*Estimate, e
 		}
 		for _, t := range b.Tasks {
 			sys := engine.SystemPromptFor(t.SystemPrompt, &tg, in.SystemPrompt)
-			turns := t.Turns
-			if len(turns) == 0 || tg.AgentID != nil {
-				turns = []string{t.Question}
+			turns := t.TurnChars
+			if tg.AgentID != nil {
+				turns = turns[:1]
 			}
 			// Each turn sends the conversation so far: earlier turns and answers.
 			sent := len(sys)
-			for _, q := range turns {
-				sent += len(q)
+			for _, chars := range turns {
+				sent += chars
 				row.InputTokens += tokensOf(sent) * repeats
 				row.OutputTokens += perAnswer * repeats
 				row.Calls += repeats

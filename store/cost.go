@@ -4,6 +4,10 @@ import (
 	"context"
 	"fmt"
 	"math"
+
+	"gorm.io/gorm"
+
+	"tribunal/prompt"
 )
 
 // ValidBudget refuses a negative or non-finite budget; nil (none) is fine.
@@ -49,12 +53,33 @@ func (s *Store) SetRunBudget(ctx context.Context, id int64, usd *float64) (*Run,
 	return s.Run(ctx, id)
 }
 
-// EstimateTask is what a task sends: its texts, measured for a cost estimate.
+// EstimateTask is what a task sends, measured for a cost estimate: the
+// characters of each user turn as the model gets it (the first built by
+// package prompt, as Task.SentPrompt builds it, with what its saved use
+// case adds), and the texts a judge reads.
 type EstimateTask struct {
 	SystemPrompt string
 	Question     string
-	Turns        []string `gorm:"serializer:json"`
 	Reference    string
+	TurnChars    []int
+}
+
+// estimateTask measures t; ucs holds the saved use cases' prompt fields.
+func estimateTask(ctx context.Context, t *Task, ucs map[string]prompt.UseCase) EstimateTask {
+	first, err := t.SentPrompt(ctx, ucs[t.UseCase])
+	if err != nil {
+		// A template that fails to render fails the item at run time, as
+		// the run page says; the estimate counts the question alone.
+		first = t.Question
+		if len(t.Turns) > 0 {
+			first = t.Turns[0]
+		}
+	}
+	et := EstimateTask{SystemPrompt: t.SystemPrompt, Question: t.Question, Reference: t.Reference, TurnChars: []int{len(first)}}
+	for _, turn := range t.Turns[min(1, len(t.Turns)):] {
+		et.TurnChars = append(et.TurnChars, len(turn))
+	}
+	return et
 }
 
 // EstimateBasis is what a run of in would call, read without creating it:
@@ -77,6 +102,10 @@ func (s *Store) EstimateBasis(ctx context.Context, in RunInput) (*EstimateBasis,
 	if in.Judge == nil && len(in.JudgeIDs) == 0 && !in.checksOnly() {
 		return nil, invalid("judge.provider_id", "is required: pick a judge or a panel (judge_ids), or set metrics to reference checks only")
 	}
+	// A use case or category no task has is refused, as CreateRun refuses it.
+	if err := s.checkTaskGroups(ctx, in); err != nil {
+		return nil, err
+	}
 	provider, price := s.lookups(ctx)
 	judges, err := s.panel(ctx, in, provider, price)
 	if err != nil {
@@ -90,27 +119,37 @@ func (s *Store) EstimateBasis(ctx context.Context, in RunInput) (*EstimateBasis,
 		return nil, err
 	}
 	out := &EstimateBasis{Judges: judges, Tasks: []EstimateTask{}, Targets: targets}
-	q := s.conn(ctx).Model(&Task{}).Select("system_prompt, question, turns, reference").Order("task_key")
+	var saved []useCaseRow
+	if err := s.conn(ctx).Find(&saved).Error; err != nil {
+		return nil, fmt.Errorf("store: estimate use cases: %w", err)
+	}
+	ucs := make(map[string]prompt.UseCase, len(saved))
+	for _, uc := range saved {
+		ucs[uc.Name] = uc.PromptUseCase()
+	}
+	// Tasks are read a chunk at a time and only their sizes kept: their
+	// input data may be large.
+	measure := func(q *gorm.DB) error {
+		var tasks []Task
+		if err := q.Order("task_key").Find(&tasks).Error; err != nil {
+			return fmt.Errorf("store: estimate tasks: %w", err)
+		}
+		for i := range tasks {
+			out.Tasks = append(out.Tasks, estimateTask(ctx, &tasks[i], ucs))
+		}
+		return nil
+	}
+	var ids []int64
 	if in.picksAll() {
 		pool, args := in.taskPool()
-		q = q.Where(pool, args...)
-		if err := q.Find(&out.Tasks).Error; err != nil {
+		if err := s.conn(ctx).Model(&Task{}).Where(pool, args...).Order("task_key").Pluck("id", &ids).Error; err != nil {
 			return nil, fmt.Errorf("store: estimate tasks: %w", err)
 		}
-		return out, nil
-	}
-	ids, err := s.pickTasks(ctx, in)
-	if err != nil {
+	} else if ids, err = s.pickTasks(ctx, in); err != nil {
 		return nil, err
 	}
 	err = inChunks(ids, func(part []int64) error {
-		var tasks []EstimateTask
-		if err := s.conn(ctx).Model(&Task{}).Select("system_prompt, question, turns, reference").
-			Where("id IN ?", part).Order("task_key").Find(&tasks).Error; err != nil {
-			return fmt.Errorf("store: estimate tasks: %w", err)
-		}
-		out.Tasks = append(out.Tasks, tasks...)
-		return nil
+		return measure(s.conn(ctx).Model(&Task{}).Where("id IN ?", part))
 	})
 	return out, err
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -177,30 +178,18 @@ func checkUseCaseConstraints(c map[string]any) error {
 			return invalid("constraints."+k, "must be a number, true/false or text")
 		}
 	}
+	// The min/max pairs are those a task's constraints have (one rule,
+	// prompt.BoundConflicts); only numbers are compared.
+	var nums []prompt.Constraint
 	for _, k := range sortedKeys(c) {
-		maxKey, ok := maxPartner(k)
-		if !ok {
-			continue
+		if x, ok := c[k].(float64); ok {
+			nums = append(nums, prompt.Constraint{Key: k, Value: strconv.FormatFloat(x, 'g', -1, 64)})
 		}
-		lo, okLo := c[k].(float64)
-		hi, okHi := c[maxKey].(float64)
-		if okLo && okHi && lo > hi {
-			return invalid("constraints", "%s (%g) is larger than %s (%g)", k, lo, maxKey, hi)
-		}
+	}
+	if bc := prompt.BoundConflicts(nums); len(bc) > 0 {
+		return invalid("constraints", "%s", bc[0].Message)
 	}
 	return nil
-}
-
-// maxPartner names the max key of a min key: chunk_min → chunk_max,
-// min_words → max_words.
-func maxPartner(k string) (string, bool) {
-	switch {
-	case strings.HasSuffix(k, "_min"):
-		return strings.TrimSuffix(k, "_min") + "_max", true
-	case strings.HasPrefix(k, "min_"):
-		return "max_" + strings.TrimPrefix(k, "min_"), true
-	}
-	return "", false
 }
 
 func sortedKeys(m map[string]any) []string {

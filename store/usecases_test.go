@@ -164,3 +164,19 @@ func TestRunFreezesUseCaseFields(t *testing.T) {
 		}
 	})
 }
+
+// A use case's min/max pairs are the ones a task's constraints have, in any
+// letter case: MIN_WORDS above MAX_WORDS is refused in both.
+func TestUseCaseBoundsAsTasks(t *testing.T) {
+	for _, pair := range [][2]string{{"MIN_WORDS", "MAX_WORDS"}, {"chunk_min", "chunk_max"}} {
+		in := store.UseCaseInput{Name: "u", Constraints: map[string]any{pair[0]: 10.0, pair[1]: 1.0}}
+		var ve *store.ValidationError
+		if err := in.Normalize(); !errors.As(err, &ve) || ve.Field != "constraints" {
+			t.Errorf("use case %v: %v, want a constraints error", pair, err)
+		}
+		task := store.TaskInput{TaskKey: "t", Category: "c", Question: "q", Constraints: pair[0] + ": 10\n" + pair[1] + ": 1"}
+		if task.Normalize() == nil {
+			t.Errorf("task %v: imports", pair)
+		}
+	}
+}
