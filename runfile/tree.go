@@ -78,7 +78,7 @@ func (e *posError) Error() string { return e.msg }
 // parseTree reads a YAML (or JSON) document into nodes with lines.
 func parseTree(data []byte) (root *node, err error) {
 	if len(data) > maxSize {
-		return nil, &posError{0, fmt.Sprintf("the run file is %d bytes, more than the %d MB limit", len(data), maxSize>>20)}
+		return nil, &posError{0, fmt.Sprintf("the file is %d bytes, more than the %d MB limit", len(data), maxSize>>20)}
 	}
 	if line, deep := importer.YAMLTooDeep(data, maxDepth); deep {
 		return nil, &posError{line, fmt.Sprintf("the YAML is nested more than %d levels deep", maxDepth)}
@@ -120,7 +120,7 @@ func parseTree(data []byte) (root *node, err error) {
 	case 1:
 		return docs[0], nil
 	}
-	return nil, &posError{docs[1].line, "a run file is one YAML document; remove the second ---"}
+	return nil, &posError{docs[1].line, "the file must be one YAML document; remove the second ---"}
 }
 
 type conv struct {
