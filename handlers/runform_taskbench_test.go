@@ -229,8 +229,12 @@ func TestRunFormLiveEstimate(t *testing.T) {
 	}
 	form.Del("target_model")
 	res, doc := a.post(t, "/runs/new/estimate", form, nil)
-	if res.StatusCode != 200 || !strings.Contains(doc.Find("[data-testid=estimate-pending]").Text(), "targets") {
+	if res.StatusCode != 200 || !strings.Contains(doc.Find("[data-testid=estimate-pending]").Text(), "of each model to benchmark") {
 		t.Errorf("incomplete form: status %d, %q", res.StatusCode, doc.Text())
+	}
+	// An empty form asks for the judge in words, not by the API's field path.
+	if _, doc = a.post(t, "/runs/new/estimate", url.Values{}, nil); !strings.Contains(doc.Find("[data-testid=estimate-pending]").Text(), "choose the judge's provider and model") {
+		t.Errorf("empty form: %q", doc.Find("[data-testid=estimate-pending]").Text())
 	}
 }
 
