@@ -10,6 +10,7 @@ import (
 
 	"github.com/PuerkitoBio/goquery"
 
+	"tribunal/format"
 	"tribunal/runs"
 	"tribunal/store"
 	"tribunal/store/storetest"
@@ -219,6 +220,9 @@ func TestRunFormLiveEstimate(t *testing.T) {
 	}
 	if doc.Find("[data-testid=estimate-judge]").Length() != 1 || doc.Find("[data-testid=estimate-total]").Length() != 1 {
 		t.Errorf("judge row or total missing: %s", doc.Text())
+	}
+	if got, exp := doc.Find("[data-testid=estimate-expected]").Text(), format.USD(&want.TotalUSD.Expected); got != exp {
+		t.Errorf("the header's expected total %q, want %q", got, exp)
 	}
 	if doc.Find("[data-testid=estimate-over-budget]").Length() != 1 {
 		t.Errorf("an expected %v over a budget of 0.001 is not flagged", want.TotalUSD.Expected)
