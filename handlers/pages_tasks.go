@@ -27,7 +27,18 @@ func (h *Handler) tasksList(c echo.Context) (views.TasksList, error) {
 	if err != nil {
 		return views.TasksList{}, err
 	}
-	return views.TasksList{Query: f.Query, Category: f.Category, Categories: cats, Page: page, Tag: f.Tag, Tags: tags}, nil
+	ucs, err := h.store.UseCases(c.Request().Context())
+	if err != nil {
+		return views.TasksList{}, err
+	}
+	var names []string
+	for _, uc := range ucs {
+		if uc.Name != "" {
+			names = append(names, uc.Name)
+		}
+	}
+	return views.TasksList{Query: f.Query, Category: f.Category, Categories: cats, Page: page, Tag: f.Tag, Tags: tags,
+		UseCase: f.UseCase, UseCases: names}, nil
 }
 
 func (h *Handler) showTasks(c echo.Context) error {

@@ -125,3 +125,18 @@ func TestRecommendPage(t *testing.T) {
 		t.Errorf("bad budget: %d %q", res.StatusCode, doc.Find("[data-testid=recommend-error]").Text())
 	}
 }
+
+// A use case without runs falls back on the providers' model lists; a
+// provider that cannot list them is named with its reason (not only on
+// hover), in a sentence without stray spaces.
+func TestRecommendPageNamesProvidersThatFail(t *testing.T) {
+	st := storetest.SQLite(t)
+	recommendRuns(t, st)
+	a := newApp(t, st, nil)
+	a.do(t, call{method: "POST", path: "/api/tasks", body: `{"task_id": "new-1", "category": "c", "question": "q", "usecase": "fresh"}`}, 201, nil)
+	_, doc, _ := a.get(t, "/recommend?usecase=fresh")
+	got := strings.Join(strings.Fields(doc.Find("[data-testid=recommend-provider-errors]").Text()), " ")
+	if !strings.HasPrefix(got, "Could not list the models of prov (") || !strings.HasSuffix(got, ").") || strings.Contains(got, " .") || strings.Contains(got, " ,") {
+		t.Errorf("provider errors %q", got)
+	}
+}

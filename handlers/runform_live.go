@@ -1,9 +1,12 @@
 package handlers
 
 import (
+	"cmp"
 	"context"
+	"errors"
 	"net/http"
 	"strconv"
+	"strings"
 
 	"github.com/labstack/echo/v4"
 
@@ -82,6 +85,28 @@ func (h *Handler) newRunMetrics(c echo.Context) error {
 // newRunEstimate is the new-run form's live estimate: the form read as
 // Start would read it, estimated by runs.Service.Estimate. A form not yet
 // complete answers 200 with what is missing, so the panel says it.
+// estimateMissing says in the form's words what a half-filled form still
+// lacks: the estimate panel asks for it at every change, so the API's field
+// paths ("judge.provider_id: is required") would greet every new user.
+func estimateMissing(err error) string {
+	var v *store.ValidationError
+	if !errors.As(err, &v) {
+		return ""
+	}
+	switch v.Field {
+	case "judge.provider_id", "judge.model":
+		return "choose the judge's provider and model (or No judge) to see the cost."
+	case "targets":
+		return "add a model or agent to benchmark to see the cost."
+	case "collection_ids":
+		return "pick a collection, use case or category to see the cost."
+	}
+	if strings.HasPrefix(v.Field, "targets[") && (strings.HasSuffix(v.Field, "].model") || strings.HasSuffix(v.Field, "].provider_id")) {
+		return "choose the provider and model of each model to benchmark to see the cost."
+	}
+	return ""
+}
+
 func (h *Handler) newRunEstimate(c echo.Context) error {
 	in, _, err := runFormInput(c)
 	v := views.RunEstimateView{Budget: in.MaxCostUSD}
@@ -93,7 +118,7 @@ func (h *Handler) newRunEstimate(c echo.Context) error {
 		if !ok {
 			return err
 		}
-		v.Problem = msg
+		v.Problem = cmp.Or(estimateMissing(err), msg)
 	}
 	return render(c, http.StatusOK, views.RunEstimatePanel(v))
 }

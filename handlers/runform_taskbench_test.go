@@ -10,6 +10,7 @@ import (
 
 	"github.com/PuerkitoBio/goquery"
 
+	"tribunal/format"
 	"tribunal/runs"
 	"tribunal/store"
 	"tribunal/store/storetest"
@@ -220,6 +221,9 @@ func TestRunFormLiveEstimate(t *testing.T) {
 	if doc.Find("[data-testid=estimate-judge]").Length() != 1 || doc.Find("[data-testid=estimate-total]").Length() != 1 {
 		t.Errorf("judge row or total missing: %s", doc.Text())
 	}
+	if got, exp := doc.Find("[data-testid=estimate-expected]").Text(), format.USD(&want.TotalUSD.Expected); got != exp {
+		t.Errorf("the header's expected total %q, want %q", got, exp)
+	}
 	if doc.Find("[data-testid=estimate-over-budget]").Length() != 1 {
 		t.Errorf("an expected %v over a budget of 0.001 is not flagged", want.TotalUSD.Expected)
 	}
@@ -229,8 +233,12 @@ func TestRunFormLiveEstimate(t *testing.T) {
 	}
 	form.Del("target_model")
 	res, doc := a.post(t, "/runs/new/estimate", form, nil)
-	if res.StatusCode != 200 || !strings.Contains(doc.Find("[data-testid=estimate-pending]").Text(), "targets") {
+	if res.StatusCode != 200 || !strings.Contains(doc.Find("[data-testid=estimate-pending]").Text(), "of each model to benchmark") {
 		t.Errorf("incomplete form: status %d, %q", res.StatusCode, doc.Text())
+	}
+	// An empty form asks for the judge in words, not by the API's field path.
+	if _, doc = a.post(t, "/runs/new/estimate", url.Values{}, nil); !strings.Contains(doc.Find("[data-testid=estimate-pending]").Text(), "choose the judge's provider and model") {
+		t.Errorf("empty form: %q", doc.Find("[data-testid=estimate-pending]").Text())
 	}
 }
 

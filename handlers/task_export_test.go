@@ -97,3 +97,35 @@ func TestTaskAPIRefusesContradictoryBounds(t *testing.T) {
 	a.do(t, call{method: "POST", path: "/api/tasks",
 		body: `{"task_id": "t", "category": "c", "question": "q", "constraints": "min_words: 10\nmax_words: 100"}`}, 201, nil)
 }
+
+// The Use cases page links to the Tasks page by use case: the page keeps
+// that filter (select, pagination, search) and its export links pick the
+// same tasks.
+func TestTasksPageFiltersByUseCase(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, st *store.Store) {
+		a := newApp(t, st, nil)
+		for i, uc := range []string{"support replies", "support replies", "lecture notes"} {
+			a.do(t, call{method: "POST", path: "/api/tasks", body: fmt.Sprintf(`{"task_id": "t%d", "category": "c", "question": "q%d", "usecase": %q}`, i, i, uc)}, 201, nil)
+		}
+		_, doc, _ := a.get(t, "/tasks?usecase=support+replies")
+		if n := doc.Find("[data-testid=tasks-table] tbody tr").Length(); n != 2 {
+			t.Errorf("%d rows for the use case, want 2", n)
+		}
+		if v, _ := doc.Find("[data-testid=usecase-filter] option[selected]").Attr("value"); v != "support replies" {
+			t.Errorf("use-case filter selects %q", v)
+		}
+		if n := doc.Find("[data-testid=usecase-filter] option").Length(); n != 3 {
+			t.Errorf("use-case filter has %d options, want all, and the two names", n)
+		}
+		if href, _ := doc.Find("[data-testid=task-export-csv]").Attr("href"); href != "/api/tasks/export?format=csv&usecase=support+replies" {
+			t.Errorf("export link %q", href)
+		}
+		if got := doc.Find("[data-testid=task-export]").Text(); !strings.Contains(got, "of the use case support replies") {
+			t.Errorf("export words %q", got)
+		}
+		_, doc, _ = a.get(t, "/tasks?usecase=support+replies&category=c")
+		if href, _ := doc.Find("[data-testid=task-export-yaml]").Attr("href"); href != "/api/tasks/export?category=c&format=yaml&usecase=support+replies" {
+			t.Errorf("export link with a category %q", href)
+		}
+	})
+}

@@ -49,7 +49,9 @@ func (s *Service) Progress(ctx context.Context, run *store.Run) (Progress, error
 		return Progress{}, err
 	}
 	p := progressOf(counts)
-	if run.Status.Active() {
+	// A paused run has no time left to tell, and the pause must not count
+	// in the rate it resumes with.
+	if run.Status.Active() && run.Status != store.RunPaused {
 		p.ETASeconds = s.rates.eta(run.ID, s.now(), p.units(), 2*p.Total)
 	} else {
 		s.rates.forget(run.ID)
