@@ -110,7 +110,7 @@ func (e *env) importTasks(args []string) error {
 		all = append(all, r.Tasks...)
 	}
 	if bad > 0 {
-		return usageErr("%d problem(s); nothing was imported", bad)
+		return usageErr("%s; nothing was imported", plural(bad, "problem"))
 	}
 	if *asJSON && len(useCases) > 0 && len(sources) > 0 {
 		return usageErr("--json: import use-case files and task files apart")

@@ -116,14 +116,14 @@ func (e *env) validate(args []string) error {
 			bad += e.printImportErrors(path, r.Errors)
 			continue
 		}
-		fmt.Fprintf(e.stdout, "%s: OK — %d task(s), %s\n", path, len(r.Tasks), r.Format)
+		fmt.Fprintf(e.stdout, "%s: OK — %s, %s\n", path, plural(len(r.Tasks), "task"), r.Format)
 		tasks = append(tasks, r.Tasks...)
 	}
 	if *showPrompt {
 		bad += e.printPrompts(ctx, tasks, useCases)
 	}
 	if bad > 0 {
-		return usageErr("%d problem(s); nothing was run or imported", bad)
+		return usageErr("%s; nothing was run or imported", plural(bad, "problem"))
 	}
 	return nil
 }

@@ -20,7 +20,7 @@ output_format: "pdf"
 		bad + `:1:1: row 1: judge_instructions: is required`,
 		bad + `:3:13: row 1: input_type: "invalid_type" is not one of transcript, text, csv, json`,
 		bad + `:4:16: row 1: output_format: "pdf" is not one of csv, json, markdown`,
-		"4 problem(s)",
+		"4 problems",
 	} {
 		if !strings.Contains(errOut, w) {
 			t.Errorf("stderr lacks %q:\n%s", w, errOut)

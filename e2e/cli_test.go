@@ -271,7 +271,7 @@ gates: {min_score: 6, min_pass_rate: 90, max_tokens: 3}
 	if r := c.run("run", "metric.yaml"); r.code != 2 || !strings.Contains(r.stderr, `metric.yaml:19: gates.min_accuracy: the run has no metric "accuracy"`) {
 		t.Errorf("unknown gate metric: %s", r)
 	}
-	if r := c.run("validate", "tasks.csv", filepath.Base(path)+".missing"); r.code != 2 || !strings.Contains(r.stdout, "tasks.csv: OK — 2 task(s), csv") {
+	if r := c.run("validate", "tasks.csv", filepath.Base(path)+".missing"); r.code != 2 || !strings.Contains(r.stdout, "tasks.csv: OK — 2 tasks, csv") {
 		t.Errorf("validate a task file and a missing file: %s", r)
 	}
 	if r := c.run("run"); r.code != 2 {

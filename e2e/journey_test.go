@@ -158,7 +158,7 @@ func collectGSM8K(t *testing.T, b0 *browser, shots string) {
 	b.choose("[data-testid=picker-category]", "gsm8k_sample")
 	b.waitFor("the picker filtered to the category", `document.querySelector("[data-testid=add-matching] button")?.innerText.includes("5 matching")`, 10*time.Second)
 	b.click("[data-testid=add-matching] button")
-	b.waitFor("five tasks in the collection", `document.querySelector("[data-testid=collection-count]")?.innerText.trim() === "5 task(s)"`, 10*time.Second)
+	b.waitFor("five tasks in the collection", `document.querySelector("[data-testid=collection-count]")?.innerText.trim() === "5 tasks"`, 10*time.Second)
 	if got := b.text("#flash"); !strings.Contains(got, "5") {
 		t.Errorf("adding all matching flashes %q, want how many were added", got)
 	}

@@ -80,13 +80,13 @@ func TestImportPageGSM8K(t *testing.T) {
 		if got := doc.Find("[data-testid=import-category-note]").Text(); got != "No category in the file: using “gsm8k” from the file name." {
 			t.Errorf("category note %q", got)
 		}
-		if !strings.Contains(doc.Find("[data-testid=import-gsm8k-note]").Text(), "5 GSM8K answer(s)") {
+		if !strings.Contains(doc.Find("[data-testid=import-gsm8k-note]").Text(), "5 GSM8K answers") {
 			t.Errorf("GSM8K note %q", doc.Find("[data-testid=import-gsm8k-note]").Text())
 		}
 		if got := cells(doc, 5); !reflect.DeepEqual(got, []string{"18", "3", "70000", "540", "20"}) {
 			t.Errorf("references %q", got)
 		}
-		if doc.Find("[data-testid=import-confirm-top]").Text() != "Import 5 task(s)" || doc.Find("[data-testid=import-confirm-bottom]").Length() != 1 {
+		if doc.Find("[data-testid=import-confirm-top]").Text() != "Import 5 tasks" || doc.Find("[data-testid=import-confirm-bottom]").Length() != 1 {
 			t.Error("the Import buttons are not at the top and the bottom")
 		}
 		if page, _ := st.Tasks(ctx, store.TaskFilter{}); page.Total != 0 {

@@ -261,7 +261,7 @@ func TestCollectionAddAllMatching(t *testing.T) {
 		}
 		_, doc = a.post(t, fmt.Sprintf("%s/tasks/%d", path, tasks.Items[0].ID), nil, hxHeader)
 		if doc.Find("#flash [data-testid=flash-success]").Text() != "Task removed from the collection." ||
-			doc.Find("[data-testid=collection-count]").Text() != "3 task(s)" {
+			doc.Find("[data-testid=collection-count]").Text() != "3 tasks" {
 			t.Errorf("untick: %q %q", doc.Find("#flash").Text(), doc.Find("[data-testid=collection-count]").Text())
 		}
 	})

@@ -107,7 +107,7 @@ func TestPages(t *testing.T) {
 	}
 	tasks, _ := a.st.Tasks(t.Context(), store.TaskFilter{})
 	res, doc = a.post(t, fmt.Sprintf("%s/tasks/%d", loc, tasks.Items[0].ID), url.Values{"member": {"1"}}, map[string]string{"HX-Request": "true"})
-	if res.StatusCode != 200 || doc.Find("[data-testid=collection-count]").Text() != "1 task(s)" {
+	if res.StatusCode != 200 || doc.Find("[data-testid=collection-count]").Text() != "1 task" {
 		t.Errorf("tick task: %d %q", res.StatusCode, doc.Find("[data-testid=collection-count]").Text())
 	}
 	_, doc, _ = a.get(t, loc)

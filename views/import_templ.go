@@ -459,22 +459,22 @@ func ImportPreviewView(p ImportPreview) templ.Component {
 				return templ_7745c5c3_Err
 			}
 			var templ_7745c5c3_Var16 string
-			templ_7745c5c3_Var16, templ_7745c5c3_Err = templ.JoinStringErrs(strconv.Itoa(p.GSM8K))
+			templ_7745c5c3_Var16, templ_7745c5c3_Err = templ.JoinStringErrs(countOf(int64(p.GSM8K), "GSM8K answer"))
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/import.templ`, Line: 178, Col: 27}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/import.templ`, Line: 178, Col: 45}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var16))
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 35, " GSM8K answer(s) (“… #### 18”): the number after #### is the reference, checked by a numeric check; the worked solution before it is the excellent answer, without its ")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 35, " (“… #### 18”): the number after #### is the reference, checked by a numeric check; the worked solution before it is the excellent answer, without its ")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
 			var templ_7745c5c3_Var17 string
 			templ_7745c5c3_Var17, templ_7745c5c3_Err = templ.JoinStringErrs("<<48/2=24>>")
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/import.templ`, Line: 178, Col: 217}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/import.templ`, Line: 178, Col: 219}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var17))
 			if templ_7745c5c3_Err != nil {
@@ -497,15 +497,15 @@ func ImportPreviewView(p ImportPreview) templ.Component {
 				return templ_7745c5c3_Err
 			}
 			var templ_7745c5c3_Var18 string
-			templ_7745c5c3_Var18, templ_7745c5c3_Err = templ.JoinStringErrs(strconv.Itoa(len(p.Warnings)))
+			templ_7745c5c3_Var18, templ_7745c5c3_Err = templ.JoinStringErrs(countOf(int64(len(p.Warnings)), "warning"))
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/import.templ`, Line: 186, Col: 46}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/import.templ`, Line: 186, Col: 59}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var18))
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 38, " warning(s)</strong>: these import, but check they say what you mean.</p>")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 38, "</strong>: these import, but check they say what you mean.</p>")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
@@ -626,15 +626,15 @@ func importConfirm(p ImportPreview, testID string) templ.Component {
 				return templ_7745c5c3_Err
 			}
 			var templ_7745c5c3_Var24 string
-			templ_7745c5c3_Var24, templ_7745c5c3_Err = templ.JoinStringErrs(strconv.Itoa(p.Problems))
+			templ_7745c5c3_Var24, templ_7745c5c3_Err = templ.JoinStringErrs(countOf(int64(p.Problems), "problem"))
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/import.templ`, Line: 207, Col: 108}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/import.templ`, Line: 207, Col: 121}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var24))
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 47, " problem(s) listed, then preview again.</p>")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 47, " listed, then preview again.</p>")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
@@ -670,15 +670,15 @@ func importConfirm(p ImportPreview, testID string) templ.Component {
 				return templ_7745c5c3_Err
 			}
 			var templ_7745c5c3_Var27 string
-			templ_7745c5c3_Var27, templ_7745c5c3_Err = templ.JoinStringErrs(strconv.Itoa(p.Total))
+			templ_7745c5c3_Var27, templ_7745c5c3_Err = templ.JoinStringErrs(countOf(int64(p.Total), "task"))
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/import.templ`, Line: 211, Col: 78}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/import.templ`, Line: 211, Col: 88}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var27))
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 51, " task(s)</button></form>")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 51, "</button></form>")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
@@ -1032,9 +1032,9 @@ func ImportRowsView(r ImportRows) templ.Component {
 }
 
 func problemsHeadline(p ImportPreview) string {
-	s := strconv.Itoa(p.Problems) + " problem(s)"
+	s := countOf(int64(p.Problems), "problem")
 	if p.BadRows > 0 {
-		s += " in " + strconv.Itoa(p.BadRows) + " row(s)"
+		s += " in " + countOf(int64(p.BadRows), "row")
 	}
 	return s + ": nothing will be imported."
 }
@@ -1047,7 +1047,7 @@ func categoryNote(p ImportPreview) string {
 	if p.Defaulted == p.Total {
 		return "No category in the file: using “" + p.DefaultCategory + "” from " + from + "."
 	}
-	return strconv.Itoa(p.Defaulted) + " task(s) name no category: using “" + p.DefaultCategory + "” from " + from + "."
+	return countOf(int64(p.Defaulted), "task") + " name no category: using “" + p.DefaultCategory + "” from " + from + "."
 }
 
 // ImportDoneView reports what an import did.
@@ -1172,15 +1172,15 @@ func ImportDoneView(d ImportDone) templ.Component {
 				return templ_7745c5c3_Err
 			}
 			var templ_7745c5c3_Var53 string
-			templ_7745c5c3_Var53, templ_7745c5c3_Err = templ.JoinStringErrs(strconv.FormatInt(d.CollectionTasks, 10))
+			templ_7745c5c3_Var53, templ_7745c5c3_Err = templ.JoinStringErrs(countOf(d.CollectionTasks, "task"))
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/import.templ`, Line: 319, Col: 56}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/import.templ`, Line: 319, Col: 50}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var53))
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 94, " task(s).</p>")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 94, ".</p>")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
