@@ -52,7 +52,7 @@ func TestUseCasesPage(t *testing.T) {
 			t.Fatalf("rows %d; goal escaped? %v", rows.Length(), !strings.Contains(body, "<b>Chunk</b>"))
 		}
 		saved := rows.Eq(1).Text()
-		for _, want := range []string{"<b>Chunk</b> transcripts", "Low cost first", "32000 tokens", "a/b, c/d", "chunking"} {
+		for _, want := range []string{"<b>Chunk</b> transcripts", "chunk_max = 2000 · chunk_min = 500 · coverage_required = true", "Low cost first", "32000 tokens", "a/b, c/d", "chunking"} {
 			if !strings.Contains(saved, want) {
 				t.Errorf("row lacks %q: %s", want, saved)
 			}
