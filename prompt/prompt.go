@@ -91,6 +91,18 @@ func (u UseCase) ConstraintWords() []string {
 	return out
 }
 
+// ConstraintValue writes a use-case constraint's value as a user types it:
+// numbers without trailing zeros, true/false, text trimmed.
+func ConstraintValue(v any) string {
+	switch x := v.(type) {
+	case float64:
+		return strconv.FormatFloat(x, 'f', -1, 64)
+	case bool:
+		return strconv.FormatBool(x)
+	}
+	return strings.TrimSpace(fmt.Sprint(v))
+}
+
 func constraintInWords(key string, v any) string {
 	var val string
 	switch x := v.(type) {
@@ -103,10 +115,8 @@ func constraintInWords(key string, v any) string {
 			return words(name) + ": required."
 		}
 		return words(name) + ": not required."
-	case float64:
-		val = strconv.FormatFloat(x, 'f', -1, 64)
 	default:
-		val = strings.TrimSpace(fmt.Sprint(x))
+		val = ConstraintValue(x)
 	}
 	switch base, isMin := strings.CutSuffix(key, "_min"); {
 	case isMin && base != "":

@@ -284,14 +284,14 @@ func (s *Store) PromptUseCaseOf(ctx context.Context, name string) (prompt.UseCas
 	if strings.TrimSpace(name) == "" {
 		return prompt.UseCase{}, nil
 	}
-	uc, err := s.UseCaseNamed(ctx, name)
+	row, err := s.useCaseRowNamed(ctx, name)
 	if errors.Is(err, ErrNotFound) {
 		return prompt.UseCase{}, nil
 	}
 	if err != nil {
 		return prompt.UseCase{}, err
 	}
-	return uc.PromptUseCase(), nil
+	return row.PromptUseCase(), nil
 }
 
 func useCaseConflict(err error, name string) error {
@@ -313,11 +313,21 @@ func (s *Store) UseCase(ctx context.Context, id int64) (*UseCase, error) {
 // UseCaseNamed returns the saved use case of that name (ErrNotFound when
 // tasks name it but it was never saved).
 func (s *Store) UseCaseNamed(ctx context.Context, name string) (*UseCase, error) {
+	row, err := s.useCaseRowNamed(ctx, name)
+	if err != nil {
+		return nil, err
+	}
+	return s.withCategories(ctx, *row)
+}
+
+// useCaseRowNamed reads the saved use case's own fields, without counting
+// its tasks.
+func (s *Store) useCaseRowNamed(ctx context.Context, name string) (*useCaseRow, error) {
 	var row useCaseRow
 	if err := s.conn(ctx).Where("name = ?", strings.TrimSpace(name)).Take(&row).Error; err != nil {
 		return nil, fmt.Errorf("store: use case: %w", notFound(err, "use case", name))
 	}
-	return s.withCategories(ctx, row)
+	return &row, nil
 }
 
 func (s *Store) withCategories(ctx context.Context, row useCaseRow) (*UseCase, error) {
