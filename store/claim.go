@@ -105,8 +105,11 @@ func (s *Store) claimSQL(p ClaimParams, take, give string, takeArgs ...any) (str
 		args = append(args, *p.JudgePos)
 	}
 	args = append(args, takeArgs...)
-	lock, limitExpr := "", take
+	// SQLite prepares a statement anew at every run when its LIMIT is a bare
+	// bound parameter (the planner reads its value); a cast it does not read.
+	lock, limitExpr := "", "CAST("+take+" AS INTEGER)"
 	if s.dialect == Postgres {
+		limitExpr = take
 		lock = " FOR UPDATE SKIP LOCKED"
 		if p.SlotLimit > 0 {
 			// Under the slot's advisory lock, this statement's snapshot sees
