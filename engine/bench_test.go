@@ -5,18 +5,23 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
+	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
 	"tribunal/engine"
+	"tribunal/llm"
 	"tribunal/llm/llmtest"
 	"tribunal/store"
 	"tribunal/store/storetest"
 )
 
 // Benchmarks of the engine against the fake provider. They report items/s
-// (one model call and one judge call per item) and, against a 50 ms fake,
-// the ratio of achieved to ideal throughput. Run:
+// (one model call and one judge call per item) and the ratio of achieved to
+// ideal throughput: at zero latency against the fake answering the same
+// calls with no engine, against a 50 ms or 200 ms fake against the calls'
+// latency. Run:
 //
 //	go test -run '^$' -bench . -benchtime 1x ./engine/   (TEST_DATABASE_URL for PostgreSQL)
 
@@ -124,31 +129,53 @@ func eachDB(b *testing.B, fn func(b *testing.B, st *store.Store)) {
 }
 
 // BenchmarkThroughputZeroLatency: how fast the engine itself goes, 1,000
-// tasks × 2 models, provider concurrency 16.
+// tasks × 2 models, provider concurrency 16. Its ideal is the rate at which
+// the same client gets the same calls answered by the same fake with
+// nothing stored (idealRate); overhead is what each item costs on top.
 func BenchmarkThroughputZeroLatency(b *testing.B) {
 	eachDB(b, func(b *testing.B, st *store.Store) {
-		env := newBenchEnv(b, st, 1000, 0, 16, 1, 64)
+		const tasks, targets, conc = 1000, 2, 16
+		env := newBenchEnv(b, st, tasks, 0, conc, 1, 64)
 		var items int64
-		var took time.Duration
+		var took, cpu time.Duration
 		for b.Loop() {
-			n, d := env.runOnce(b, 2)
-			items, took = items+n, took+d
+			before := processCPU()
+			n, d := env.runOnce(b, targets)
+			items, took, cpu = items+n, took+d, cpu+processCPU()-before
 		}
-		b.ReportMetric(float64(items)/took.Seconds(), "items/s")
+		achieved := float64(items) / took.Seconds()
+		ideal := env.idealRate(b, tasks*targets, conc)
+		b.ReportMetric(achieved, "items/s")
+		b.ReportMetric(achieved/ideal, "of-ideal")
+		b.ReportMetric(1000/achieved-1000/ideal, "overhead-ms/item")
+		// This process's CPU per item: the engine, the fake and, on SQLite, the database.
+		b.ReportMetric(float64(cpu.Microseconds())/1000/float64(items), "cpu-ms/item")
 	})
 }
 
-// BenchmarkLatencyBound50ms: 200 tasks, 50 ms per call, concurrency 8 per
-// model; ideal time is warm-up + 200·50ms/8 for answers + the same for judging.
+// BenchmarkLatencyBound50ms: 400 tasks, 50 ms per call, concurrency 16
+// per model; ideal time is warm-up + 400·50ms/16 for answers + the same for
+// judging.
 func BenchmarkLatencyBound50ms(b *testing.B) {
+	benchLatencyBound(b, 400, 16, 50*time.Millisecond)
+}
+
+// BenchmarkLatencyBound200ms: 640 tasks, 200 ms per call, concurrency 64.
+func BenchmarkLatencyBound200ms(b *testing.B) {
+	benchLatencyBound(b, 640, 64, 200*time.Millisecond)
+}
+
+// benchLatencyBound runs tasks × 1 model against a fake that takes lat per
+// call, conc calls at a time, and reports achieved ÷ ideal time.
+func benchLatencyBound(b *testing.B, tasks, conc int, lat time.Duration) {
 	eachDB(b, func(b *testing.B, st *store.Store) {
-		const tasks, conc, lat = 200, 8, 50 * time.Millisecond
-		env := newBenchEnv(b, st, tasks, lat, conc, 1, 64)
+		env := newBenchEnv(b, st, tasks, lat, conc, 1, conc)
 		ideal := lat + 2*time.Duration(tasks/conc)*lat
 		var ratio, callMs float64
+		var items int64
 		for b.Loop() {
-			_, took := env.runOnce(b, 1)
-			ratio = ideal.Seconds() / took.Seconds()
+			n, took := env.runOnce(b, 1)
+			items, ratio = n, ideal.Seconds()/took.Seconds()
 			sum, err := env.st.RunSummary(context.Background(), env.lastRun, 0)
 			if err != nil || sum.Overall.AvgTimeMs == nil {
 				b.Fatal(err)
@@ -156,10 +183,87 @@ func BenchmarkLatencyBound50ms(b *testing.B) {
 			callMs = *sum.Overall.AvgTimeMs
 		}
 		b.ReportMetric(ratio, "of-ideal")
+		b.ReportMetric(float64(items)*ratio/ideal.Seconds(), "items/s")
 		// What a call really took here, HTTP and SDK included: the part of the
 		// gap to the ideal that no scheduling can win back.
 		b.ReportMetric(callMs, "ms/call")
 	})
+}
+
+// idealRate is how many items per second the fake answers when nothing
+// else runs: the last run's calls (each item's answer and its judge's
+// call, as the engine sent them) replayed through the engine's client,
+// conc at a time, with nothing stored.
+func (env *benchEnv) idealRate(b *testing.B, items, conc int) float64 {
+	b.Helper()
+	ctx := context.Background()
+	reqs := env.lastRequests(b, items)
+	client := env.engines[0].Client(env.provider)
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	start := time.Now()
+	for range conc {
+		wg.Go(func() {
+			for i := next.Add(1) - 1; i < int64(len(reqs)); i = next.Add(1) - 1 {
+				if _, err := client.Chat(ctx, reqs[i]); err != nil {
+					b.Error(err)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	return float64(items) / time.Since(start).Seconds()
+}
+
+// lastRequests rebuilds the calls of the last run: per item, the question
+// to its model and the judge's prompt on the answer the run stored.
+func (env *benchEnv) lastRequests(b *testing.B, items int) []llm.Request {
+	b.Helper()
+	ctx := context.Background()
+	judges, err := env.st.RunJudges(ctx, env.lastRun)
+	if err != nil || len(judges) != 1 {
+		b.Fatalf("judges of run %d: %v (%d)", env.lastRun, err, len(judges))
+	}
+	run, err := env.st.Run(ctx, env.lastRun)
+	if err != nil {
+		b.Fatal(err)
+	}
+	targets, err := env.st.RunTargets(ctx, env.lastRun)
+	if err != nil {
+		b.Fatal(err)
+	}
+	tasks, err := env.st.RunTasksFrom(ctx, env.lastRun, 0, items)
+	if err != nil {
+		b.Fatal(err)
+	}
+	var reqs []llm.Request
+	for _, tg := range targets {
+		for _, task := range tasks {
+			answer := "Answer: " + task.Question
+			w := &store.WorkItem{Item: store.Item{Response: &answer}, Task: task, Target: tg}
+			msgs, err := engine.JudgePrompt(ctx, judges[0], run.Options, w)
+			if err != nil {
+				b.Fatal(err)
+			}
+			reqs = append(reqs,
+				llm.Request{Model: tg.Model, Messages: []llm.Message{{Role: "user", Content: task.Question}}},
+				llm.Request{Model: judges[0].Model, Messages: msgs})
+		}
+	}
+	if len(reqs) != 2*items {
+		b.Fatalf("%d calls rebuilt for %d items", len(reqs), items)
+	}
+	return reqs
+}
+
+// processCPU is the CPU time this process has used, user and system.
+func processCPU() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 // BenchmarkWorkersScaling: latency-bound work shared by one engine or two
