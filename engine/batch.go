@@ -19,9 +19,6 @@ type writeQueues struct {
 	// SQLite, whose single connection serializes writes anyway; two on
 	// PostgreSQL, so that its connections work side by side.
 	writers int
-	// chunk bounds a batch on PostgreSQL to a few sizes (1, 2, 4, 8), so
-	// the statements' texts, and with them the prepared plans, stay few.
-	chunk bool
 
 	mu     sync.Mutex
 	queues map[string]*writeQueue
@@ -42,7 +39,7 @@ type queuedWrite struct {
 func newWriteQueues(d store.Dialect) *writeQueues {
 	wq := &writeQueues{writers: 1, queues: map[string]*writeQueue{}}
 	if d == store.Postgres {
-		wq.writers, wq.chunk = 2, true
+		wq.writers = 2
 	}
 	return wq
 }
@@ -75,9 +72,9 @@ func (e *Engine) complete(ctx context.Context, c *store.Completion, next *store.
 		}
 		wq.mu.Lock() // promoted: taken off pending, in the writing place of the batch before
 	}
-	n := wq.batchSize(1+len(q.pending)) - 1
-	batch := append([]*queuedWrite{w}, q.pending[:n]...)
-	q.pending = q.pending[n:]
+	// The whole queue goes: a batch's statement text does not depend on its size.
+	batch := append([]*queuedWrite{w}, q.pending...)
+	q.pending = nil
 	wq.mu.Unlock()
 
 	cs := make([]*store.Completion, len(batch))
@@ -100,18 +97,6 @@ func (e *Engine) complete(ctx context.Context, c *store.Completion, next *store.
 	if q.writing--; q.writing == 0 {
 		delete(wq.queues, key)
 	}
-}
-
-// batchSize is how many of n waiting writes the next batch takes.
-func (wq *writeQueues) batchSize(n int) int {
-	if !wq.chunk {
-		return n
-	}
-	size := 1
-	for size*2 <= n && size < 8 {
-		size *= 2
-	}
-	return size
 }
 
 func successorKey(p *store.ClaimParams) string {

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 	"tribunal/trajectory"
@@ -205,13 +204,13 @@ func (s *Store) completeOne(ctx context.Context, c *Completion, next *ClaimParam
 // an outcome and its scores land only if its claim still holds. For every
 // written completion that asks for one, it claims by next's terms an item
 // to take its place on the slot (the next calls start with no claim round
-// trip), as far as items are ready. It is one statement on PostgreSQL and
-// one transaction on SQLite; should the batch fail as a whole, each
+// trip), as far as items are ready. It is one transaction on SQLite and
+// on PostgreSQL one statement per kind of completion (answers, verdicts:
+// those that set the same columns), one kind being the rule; should the batch fail as a whole, each
 // completion is tried alone, so that one bad outcome fails only itself.
 func (s *Store) CompleteAll(ctx context.Context, cs []*Completion, next *ClaimParams) {
 	now := s.now()
 	for _, c := range cs {
-		c.Err, c.Successor = nil, nil
 		storableUpdates(c.updates)
 		c.updates["updated_at"] = now
 		for i := range c.scores {
@@ -226,12 +225,23 @@ func (s *Store) CompleteAll(ctx context.Context, cs []*Completion, next *ClaimPa
 			v.Detail = storable(v.Detail)
 		}
 	}
-	var err error
-	if s.dialect == Postgres {
-		err = s.completeAllOnce(ctx, cs, next, now)
-	} else {
-		err = s.completeAllSQLite(ctx, cs, next)
+	if s.dialect == SQLite {
+		s.completeEach(ctx, cs, next, s.completeAllSQLite)
+		return
 	}
+	for _, group := range byPgSetShape(cs) {
+		s.completeEach(ctx, group, next, func(ctx context.Context, cs []*Completion, next *ClaimParams) error {
+			return s.completeAllOnce(ctx, cs, next, now)
+		})
+	}
+}
+
+// completeEach writes cs with write, and each alone should the batch fail.
+func (s *Store) completeEach(ctx context.Context, cs []*Completion, next *ClaimParams, write func(context.Context, []*Completion, *ClaimParams) error) {
+	for _, c := range cs {
+		c.Err, c.Successor = nil, nil
+	}
+	err := write(ctx, cs, next)
 	if err == nil {
 		return
 	}
@@ -240,7 +250,7 @@ func (s *Store) CompleteAll(ctx context.Context, cs []*Completion, next *ClaimPa
 		return
 	}
 	for _, c := range cs {
-		s.CompleteAll(ctx, []*Completion{c}, next)
+		s.completeEach(ctx, []*Completion{c}, next, write)
 	}
 }
 
@@ -255,132 +265,6 @@ func give(cs []*Completion, successors []Item) {
 }
 
 func leaseLost(it *Item) error { return fmt.Errorf("store: complete item %d: %w", it.ID, ErrLeaseLost) }
-
-func (s *Store) completeAllSQLite(ctx context.Context, cs []*Completion, next *ClaimParams) error {
-	updates := make([]string, len(cs))
-	args := make([][]any, len(cs))
-	for i, c := range cs {
-		sets, a := setClause(c.updates)
-		updates[i] = "UPDATE items SET " + sets + " WHERE id = ? AND status = ? AND worker_id = ? AND attempts = ?"
-		args[i] = append(a, c.Item.ID, c.Item.Status, c.Item.WorkerID, c.Item.Attempts)
-		if err := s.prepared.prepare(ctx, updates[i]); err != nil {
-			return err
-		}
-	}
-	return s.Transact(ctx, func(tx *Store) error {
-		wanted := 0
-		for i, c := range cs {
-			c.Err = nil
-			n, err := tx.rawExec(ctx, updates[i], args[i]...)
-			if err != nil {
-				return fmt.Errorf("store: update item %d: %w", c.Item.ID, err)
-			}
-			if n == 0 {
-				c.Err = leaseLost(c.Item)
-				continue
-			}
-			if len(c.scores) > 0 {
-				if err := tx.conn(ctx).Create(&c.scores).Error; err != nil {
-					return fmt.Errorf("store: save scores: %w", err)
-				}
-			}
-			if len(c.violations) > 0 {
-				if err := tx.conn(ctx).Create(&c.violations).Error; err != nil {
-					return fmt.Errorf("store: save violations: %w", err)
-				}
-			}
-			if c.Next {
-				wanted++
-			}
-		}
-		if next == nil || wanted == 0 {
-			return nil
-		}
-		p := *next
-		p.Limit = wanted
-		// The items are written already, so the slot count no longer holds them.
-		successors, err := tx.claim(ctx, p)
-		if err != nil {
-			return fmt.Errorf("store: claim successors: %w", err)
-		}
-		give(cs, successors)
-		return nil
-	})
-}
-
-// completeAllOnce is CompleteAll in one PostgreSQL statement: a data-modifying
-// CTE per completion (its update, then its scores only if the update took),
-// a claim of as many successors as the written completions ask for, and one
-// result: the ids written, on every successor's row.
-func (s *Store) completeAllOnce(ctx context.Context, cs []*Completion, next *ClaimParams, now time.Time) error {
-	var parts, written, wanted []string
-	var args []any
-	for i, c := range cs {
-		done := fmt.Sprintf("done%d", i)
-		sets, a := setClause(c.updates)
-		args = append(append(args, a...), c.Item.ID, c.Item.Status, c.Item.WorkerID, c.Item.Attempts)
-		parts = append(parts, done+` AS (UPDATE items SET `+sets+`
-			WHERE id = ? AND status = ? AND worker_id = ? AND attempts = ? RETURNING id, run_id)`)
-		if len(c.scores) > 0 {
-			values := make([]string, len(c.scores))
-			args = append(args, now)
-			for j, sc := range c.scores {
-				values[j] = "(?::bigint, ?::text, ?::text, ?::double precision, ?::text, ?::text, ?::text)"
-				args = append(args, sc.RunJudgeID, sc.Source, sc.Metric, sc.Score, sc.Reasoning, sc.Raw, sc.Note)
-			}
-			parts = append(parts, fmt.Sprintf(`saved%d AS (INSERT INTO scores (run_id, item_id, run_judge_id, source, metric, score, reasoning, raw, note, created_at)
-			SELECT %s.run_id, %s.id, v.judge, v.source, v.metric, v.score, v.reasoning, v.raw, v.note, ?
-			FROM %s CROSS JOIN (VALUES %s) AS v(judge, source, metric, score, reasoning, raw, note))`, i, done, done, done, strings.Join(values, ", ")))
-		}
-		if len(c.violations) > 0 {
-			values := make([]string, len(c.violations))
-			args = append(args, now)
-			for j, v := range c.violations {
-				values[j] = "(?::bigint, ?::text, ?::text)"
-				args = append(args, v.RunJudgeID, v.Category, v.Detail)
-			}
-			parts = append(parts, fmt.Sprintf(`violated%d AS (INSERT INTO violations (run_id, item_id, run_judge_id, category, detail, created_at)
-			SELECT %s.run_id, %s.id, v.judge, v.category, v.detail, ?
-			FROM %s CROSS JOIN (VALUES %s) AS v(judge, category, detail))`, i, done, done, done, strings.Join(values, ", ")))
-		}
-		written = append(written, "(SELECT id FROM "+done+")")
-		if c.Next {
-			wanted = append(wanted, "(SELECT COUNT(*) FROM "+done+")")
-		}
-	}
-	result := ` SELECT concat_ws(',', ` + strings.Join(written, ", ") + `) AS written`
-	if next != nil && len(wanted) > 0 {
-		k := "(" + strings.Join(wanted, " + ") + ")"
-		claim, claimArgs := s.claimSQL(*next, k, k)
-		parts = append(parts, `successor AS (`+claim+`)`)
-		args = append(args, claimArgs...)
-		result += `, successor.* FROM (SELECT 1) AS one LEFT JOIN successor ON true`
-	}
-	var rows []struct {
-		Written string
-		Item
-	}
-	if err := s.rawScan(ctx, &rows, "WITH "+strings.Join(parts, ", ")+result, args...); err != nil {
-		return fmt.Errorf("store: complete %d item(s): %w", len(cs), err)
-	}
-	ids := map[string]bool{}
-	var successors []Item
-	for _, r := range rows {
-		for _, id := range strings.Split(r.Written, ",") {
-			ids[id] = true
-		}
-		if r.ID != 0 {
-			successors = append(successors, r.Item)
-		}
-	}
-	for _, c := range cs {
-		if !ids[strconv.FormatInt(c.Item.ID, 10)] {
-			c.Err = leaseLost(c.Item)
-		}
-	}
-	give(cs, successors)
-	return nil
-}
 
 // storable replaces NUL characters, which PostgreSQL text cannot hold: a
 // model reply carrying one would otherwise be refused on every attempt.
