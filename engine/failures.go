@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"sync"
 	"time"
 
 	"tribunal/llm"
@@ -96,24 +97,66 @@ func (e *Engine) renewLease(ctx context.Context, it *store.Item) (stop func()) {
 	return e.renew(ctx, func(ctx context.Context) error { return e.store.RenewLease(ctx, it, e.cfg.Lease) })
 }
 
-// renew calls renewFunc every Lease/3 until stopped.
+// renew calls renewFunc every Lease/3 until stopped; stop returns once no
+// renewal runs. Most calls end long before their first renewal, so the
+// renewals wait on a timer, not on a goroutine of their own per call.
 func (e *Engine) renew(ctx context.Context, renewFunc func(context.Context) error) (stop func()) {
+	every := e.cfg.Lease / 3
 	ctx, cancel := context.WithCancel(ctx)
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		t := time.NewTicker(e.cfg.Lease / 3)
-		defer t.Stop()
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case <-t.C:
-				if err := renewFunc(ctx); err != nil && ctx.Err() == nil {
-					e.log.WarnContext(ctx, "renew lease", "err", err)
-				}
-			}
+	r := &renewal{}
+	r.mu.Lock() // the timer is set before its function can look at it
+	defer r.mu.Unlock()
+	r.timer = time.AfterFunc(every, func() {
+		if !r.begin() {
+			return
 		}
-	}()
-	return func() { cancel(); <-done }
+		defer r.end()
+		if ctx.Err() != nil {
+			return // the engine stops: so do the renewals
+		}
+		if err := renewFunc(ctx); err != nil && ctx.Err() == nil {
+			e.log.WarnContext(ctx, "renew lease", "err", err)
+		}
+		r.again(every)
+	})
+	return func() {
+		cancel()
+		r.stop()
+	}
+}
+
+// renewal is the state of renew's timer.
+type renewal struct {
+	mu      sync.Mutex
+	timer   *time.Timer
+	stopped bool
+	running sync.WaitGroup
+}
+
+func (r *renewal) begin() bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.stopped {
+		return false
+	}
+	r.running.Add(1)
+	return true
+}
+
+func (r *renewal) end() { r.running.Done() }
+
+func (r *renewal) again(every time.Duration) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if !r.stopped {
+		r.timer.Reset(every)
+	}
+}
+
+func (r *renewal) stop() {
+	r.mu.Lock()
+	r.stopped = true
+	r.timer.Stop()
+	r.mu.Unlock()
+	r.running.Wait()
 }
