@@ -344,3 +344,28 @@ func TestOnlyOneActiveRun(t *testing.T) {
 		t.Fatalf("run after cancel: %v", err)
 	}
 }
+
+// TestLeaseRenewedDuringLongCall: a call that outlasts its lease keeps its
+// item, since the lease is renewed while the call runs: the rescuer never
+// hands the item to another claim.
+func TestLeaseRenewedDuringLongCall(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, st *store.Store) {
+		cfg := testConfig()
+		cfg.Lease = 300 * time.Millisecond
+		b := setupWith(t, st, 1, func(r llmtest.ChatRequest) llmtest.Reply {
+			rep := llmtest.DefaultReply(r)
+			if !r.IsWarmup() && !r.IsJudge() {
+				rep.Delay = time.Second // more than three leases
+			}
+			return rep
+		}, cfg)
+		run := b.waitRun(t, b.start(t, "fake-small").ID)
+		if run.Status != store.RunFinished {
+			t.Fatalf("run %s: %s", run.Status, run.Error)
+		}
+		its := items(t, st, run.ID)
+		if len(its) != 1 || its[0].AnswerAttempts != 1 {
+			t.Fatalf("items %d, answer attempts %d; want 1 item answered by 1 call (the lease ran out mid-call)", len(its), its[0].AnswerAttempts)
+		}
+	})
+}
