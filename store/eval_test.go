@@ -339,6 +339,47 @@ func TestCompleteAllBatch(t *testing.T) {
 	})
 }
 
+// TestCompleteAllMixedKinds: outcomes that set different columns (an
+// answer handed to the judges, one scored by its checks alone) share a
+// batch: each is written, with its scores and its successor.
+func TestCompleteAllMixedKinds(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, st *store.Store) {
+		ctx := context.Background()
+		run := makeRun(t, st, 4, 1)
+		params := store.ClaimParams{RunID: run.ID, From: store.ItemNew, To: store.ItemInProgress, WorkerID: "w",
+			Lease: time.Minute, Limit: 2, SlotKey: "k", SlotLimit: 2}
+		claimed, err := st.ClaimItems(ctx, params)
+		if err != nil || len(claimed) != 2 {
+			t.Fatalf("claimed %d (%v)", len(claimed), err)
+		}
+		check := []store.Score{{Source: "check:contains", Metric: "check_contains", Score: 1}}
+		cs := []*store.Completion{
+			store.BenchmarkCompletion(&claimed[0], store.BenchmarkResult{Request: "{}", Response: "a", Judged: true}),
+			store.BenchmarkCompletion(&claimed[1], store.BenchmarkResult{Request: "{}", Response: "b", Scores: check}),
+		}
+		for _, c := range cs {
+			c.Next = true
+		}
+		st.CompleteAll(ctx, cs, &params)
+		for i, c := range cs {
+			if c.Err != nil || c.Successor == nil {
+				t.Fatalf("completion %d: %v, successor %v", i, c.Err, c.Successor)
+			}
+		}
+		if cs[0].Successor.ID == cs[1].Successor.ID {
+			t.Fatalf("one successor given twice: %d", cs[0].Successor.ID)
+		}
+		prog, err := st.RunProgress(ctx, run.ID)
+		if err != nil || prog.Count(store.ItemWaitingForJudge) != 1 || prog.Count(store.ItemCompleted) != 1 || prog.Count(store.ItemInProgress) != 2 {
+			t.Fatalf("progress %+v %v", prog.ByStatus, err)
+		}
+		scores, err := st.RunScores(ctx, run.ID, store.ScoreFilter{})
+		if err != nil || scores.Total != 1 {
+			t.Fatalf("scores %d %v, want the one check", scores.Total, err)
+		}
+	})
+}
+
 // TestEndRunWaitsForWork: a run ends only while none of its items is left
 // to do, so work sent back at the last moment keeps it running.
 func TestEndRunWaitsForWork(t *testing.T) {
