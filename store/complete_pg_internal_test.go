@@ -9,7 +9,9 @@ func TestPgSetShapeGroups(t *testing.T) {
 	judged := func(it *Item, resp string) *Completion {
 		return BenchmarkCompletion(it, BenchmarkResult{Request: "{}", Response: resp, Judged: true})
 	}
-	checked := BenchmarkCompletion(b, BenchmarkResult{Request: "{}", Response: "c"})
+	// Scored by its checks alone, it completes with a score: one column more.
+	checked := BenchmarkCompletion(b, BenchmarkResult{Request: "{}", Response: "c",
+		Scores: []Score{{Source: "check:contains", Metric: "check_contains", Score: 1}}})
 	if groups := byPgSetShape([]*Completion{judged(a, "x"), judged(b, "y")}); len(groups) != 1 || len(groups[0]) != 2 {
 		t.Fatalf("answers of one kind in %d group(s), want 1", len(groups))
 	}
