@@ -31,7 +31,7 @@
 // them, which is what keeps a latency-bound run near its ideal rate. Chains
 // that finish together write their results and claim their successors in
 // one batch (batch.go): one transaction on SQLite, one statement on
-// PostgreSQL.
+// PostgreSQL whose text does not depend on the batch's size.
 //
 // Judge panels: an item waits for each judge of the run in turn (items.judge_pos);
 // each judge claims the items waiting for it under its own (provider, model)
