@@ -101,7 +101,8 @@ func (e *env) follow(ctx context.Context, stop func(), st *store.Store, eng *eng
 		work, _ := st.RunCurrent(bg, run.ID)
 		model := ""
 		if work == nil && cur.Phase == store.PhaseBenchmarking {
-			if t, _ := st.NextTarget(bg, run.ID); t != nil {
+			if ts, _ := st.PendingTargets(bg, run.ID); len(ts) > 0 {
+				t := ts[0]
 				model = "next: " + t.Label()
 			}
 		}
