@@ -2,9 +2,10 @@ package engine
 
 // Pairwise judging (MT-Bench style). A run with Options.Pairwise benchmarks
 // as usual, but its items complete without per-item judging. When
-// benchmarking is over, the judging phase creates one comparison per task,
-// repeat, pair of targets whose answers both COMPLETED, and judge; the
-// judge sees both answers and picks one or a tie, asked in both orders
+// benchmarking is over (with the run option pipeline: as soon as every
+// target has answered a task), the judging creates one comparison per
+// task, repeat, pair of targets whose answers both COMPLETED, and judge;
+// the judge sees both answers and picks one or a tie, asked in both orders
 // within one claim. The picks are un-swapped to target A's side; orders that
 // disagree are a flip and count as a tie.
 //
