@@ -280,3 +280,95 @@ func TestPipelineAcrossEngines(t *testing.T) {
 		}
 	})
 }
+
+// TestPipelinePairwiseComparesAnsweredTasks: a pipelined pairwise run
+// compares a task's answers once all its targets have answered it, while
+// B still answers other tasks (B holds its later answers until the first
+// comparison is judged); every comparison is made and judged once.
+func TestPipelinePairwiseComparesAnsweredTasks(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, st *store.Store) {
+		b := setup(t, st, 4, nil)
+		compared := newGate()
+		var bAnswers atomic.Int64
+		pa := addProvider(t, st, "A", 4, nil)
+		pb := addProvider(t, st, "B", 1, func(r llmtest.ChatRequest) llmtest.Reply {
+			if isItem(r) && bAnswers.Add(1) > 1 {
+				compared.wait(t, "a comparison while B answers")
+			}
+			return llmtest.DefaultReply(r)
+		})
+		var judged atomic.Int64
+		pj := addProvider(t, st, "J", 2, func(r llmtest.ChatRequest) llmtest.Reply {
+			if !r.IsJudge() {
+				return llmtest.DefaultReply(r)
+			}
+			judged.Add(1)
+			compared.open()
+			return llmtest.Reply{Content: `{"reasoning": "A is better", "winner": "A"}`}
+		})
+		run, err := b.eng.StartRun(context.Background(), store.RunInput{Judge: &store.ModelRef{ProviderID: pj.ID, Model: "judge"},
+			CollectionIDs: []int64{b.coll.ID}, Pairwise: true, Pipeline: true,
+			Targets: []store.ModelRef{{ProviderID: pa.ID, Model: "a"}, {ProviderID: pb.ID, Model: "b"}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if final := b.waitRun(t, run.ID); final.Status != store.RunFinished {
+			t.Fatalf("run ended %s: %s", final.Status, final.Error)
+		}
+		c, err := st.ComparisonProgress(context.Background(), run.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// One pair of targets per task, each asked in both orders.
+		if c.Total != 4 || c.Done != 4 || judged.Load() != 8 {
+			t.Errorf("comparisons %+v after %d judge calls, want 4 done in 8 calls", c, judged.Load())
+		}
+	})
+}
+
+// TestPipelinePauseStopsJudgesToo: pausing a pipelined run stops the judges
+// as well as the answers; resumed, it finishes with every item judged once.
+func TestPipelinePauseStopsJudgesToo(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, st *store.Store) {
+		b := setup(t, st, 6, nil)
+		held := newGate()
+		t.Cleanup(held.open)
+		var asked, judged atomic.Int64
+		pa := addProvider(t, st, "A", 1, func(r llmtest.ChatRequest) llmtest.Reply {
+			if isItem(r) && asked.Add(1) == 3 {
+				held.wait(t, "the run to be paused")
+			}
+			return llmtest.DefaultReply(r)
+		})
+		pj := addProvider(t, st, "J", 2, func(r llmtest.ChatRequest) llmtest.Reply {
+			if r.IsJudge() {
+				judged.Add(1)
+			}
+			return llmtest.DefaultReply(r)
+		})
+		ctx := context.Background()
+		run := b.startRun(t, store.ModelRef{ProviderID: pj.ID, Model: "judge"}, true, store.ModelRef{ProviderID: pa.ID, Model: "a"})
+		waitFor(t, func() bool { return asked.Load() == 3 && judged.Load() == 2 })
+		if _, err := b.eng.Pause(ctx, run.ID); err != nil {
+			t.Fatal(err)
+		}
+		held.open()
+		// The answer in flight is stored; nothing more is asked or judged.
+		waitFor(t, func() bool {
+			p, _ := st.RunProgress(ctx, run.ID)
+			return p.Count(store.ItemInProgress) == 0 && p.Count(store.ItemWaitingForJudge) == 1
+		})
+		for range 5 {
+			b.eng.Wake()
+		}
+		if got, _ := st.Run(ctx, run.ID); got.Status != store.RunPaused || asked.Load() != 3 || judged.Load() != 2 {
+			t.Fatalf("paused run: %s, %d asked, %d judged", got.Status, asked.Load(), judged.Load())
+		}
+		if _, err := b.eng.Resume(ctx, run.ID); err != nil {
+			t.Fatal(err)
+		}
+		if final := b.waitRun(t, run.ID); final.Status != store.RunFinished || asked.Load() != 6 || judged.Load() != 6 {
+			t.Fatalf("after resume: %s, %d asked, %d judged", final.Status, asked.Load(), judged.Load())
+		}
+	})
+}
