@@ -102,8 +102,12 @@ func (e *env) follow(ctx context.Context, stop func(), st *store.Store, eng *eng
 		model := ""
 		if work == nil && cur.Phase == store.PhaseBenchmarking {
 			if ts, _ := st.PendingTargets(bg, run.ID); len(ts) > 0 {
-				t := ts[0]
-				model = "next: " + t.Label()
+				// One group per provider runs at a time; these come next.
+				var labels []string
+				for _, t := range store.LaneHeads(ts) {
+					labels = append(labels, t.Label())
+				}
+				model = "next: " + strings.Join(labels, ", ")
 			}
 		}
 		logs, _ := st.RunLogs(bg, run.ID, lastLog, 500)

@@ -79,12 +79,12 @@ func (e *Engine) overShare(runID int64, slot string) bool {
 }
 
 // judgeLanes are the panel's judges as lanes; a judge whose provider
-// cannot be read now asks for no more than one slot.
+// cannot be read now counts as unlimited (its claim fails or waits anyway).
 func (e *Engine) judgeLanes(ctx context.Context, rs *runState) []laneDemand {
 	out := make([]laneDemand, len(rs.judges))
 	for i := range rs.judges {
 		pj := &rs.judges[i]
-		out[i] = laneDemand{slot: store.SlotKey(pj.ProviderID, pj.Model), limit: 1}
+		out[i] = laneDemand{slot: store.SlotKey(pj.ProviderID, pj.Model)}
 		if p, err := e.provider(ctx, pj.ProviderID); err == nil {
 			out[i].limit = p.Concurrency
 		}
