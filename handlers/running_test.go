@@ -18,7 +18,7 @@ import (
 // TestRunningNow: while two providers' groups answer at once (their
 // answers held until the test has looked), the run page and GET
 // /api/runs/{id} say which groups run now; a pipeline run says so in its
-// options.
+// options, and its re-run keeps them.
 func TestRunningNow(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, st *store.Store) {
 		a := newApp(t, st, nil)
@@ -96,6 +96,14 @@ func TestRunningNow(t *testing.T) {
 		_, doc, _ = a.get(t, fmt.Sprintf("/runs/%d", run.ID))
 		if n := doc.Find("[data-testid=running-now]").Length(); n != 0 {
 			t.Errorf("a finished run shows %d running-now line(s)", n)
+		}
+		// Re-run keeps the option.
+		var again struct {
+			Options store.RunOptions `json:"options"`
+		}
+		a.do(t, call{method: "POST", path: fmt.Sprintf("/api/runs/%d/rerun", run.ID)}, 201, &again)
+		if !again.Options.Pipeline {
+			t.Errorf("re-run's options %+v, want pipeline kept", again.Options)
 		}
 	})
 }
