@@ -225,22 +225,30 @@ func TestWithoutPipelineJudgingWaitsForEveryAnswer(t *testing.T) {
 }
 
 // TestPipelineAcrossEngines: two engines share a pipelined run over two
-// providers; every item is answered and judged exactly once.
+// providers; every item is answered and judged exactly once, and no
+// (provider, model) goes over its concurrency.
 func TestPipelineAcrossEngines(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, st *store.Store) {
 		b := setup(t, st, 10, nil)
 		var mu sync.Mutex
 		asked := map[string]int{}
+		inflight, peak := map[string]int{}, map[string]int{}
 		count := func(r llmtest.ChatRequest) llmtest.Reply {
+			mu.Lock()
+			inflight[r.Model]++
+			peak[r.Model] = max(peak[r.Model], inflight[r.Model])
 			if !r.IsWarmup() {
-				mu.Lock()
 				kind := "answer"
 				if r.IsJudge() {
 					kind = "verdict"
 				}
 				asked[fmt.Sprintf("%s|%s|%s", kind, r.Model, r.Last())]++
-				mu.Unlock()
 			}
+			mu.Unlock()
+			time.Sleep(5 * time.Millisecond) // the call is "in flight" while the script runs
+			mu.Lock()
+			inflight[r.Model]--
+			mu.Unlock()
 			if isItem(r) {
 				// The answer names its model, so each verdict's prompt differs.
 				return llmtest.Reply{Content: r.Model + " says: " + r.Last()}
@@ -277,6 +285,13 @@ func TestPipelineAcrossEngines(t *testing.T) {
 		}
 		if answers != 20 {
 			t.Errorf("%d distinct answers asked for, want 20", answers)
+		}
+		// The judge shares provider A with target a but not its model: each
+		// (provider, model) keeps its own limit across both engines.
+		for model, limit := range map[string]int{"a": 2, "judge": 2, "b": 3} {
+			if peak[model] > limit {
+				t.Errorf("%s had %d calls in flight, above its provider's concurrency %d", model, peak[model], limit)
+			}
 		}
 	})
 }
