@@ -174,16 +174,18 @@ func (e *Engine) dispatchLane(ctx context.Context, run *store.Run, rs *runState,
 }
 
 // dispatchJudging starts judge calls: each judge of the panel takes the
-// items waiting for it, up to its own provider's concurrency.
+// items waiting for it, up to its own provider's concurrency and its fair
+// share of this process's slots.
 func (e *Engine) dispatchJudging(ctx context.Context, run *store.Run, rs *runState, mayFinish bool) error {
 	claimed := false
 	for pos := range rs.judges {
 		pj := &rs.judges[pos]
-		slot := store.SlotKey(pj.ProviderID, pj.Model)
-		n := min(e.freeSlots(), e.room(rs, slot))
-		if e.freeSlots() == 0 {
+		free := e.freeSlots()
+		if free == 0 {
 			return nil
 		}
+		slot := store.SlotKey(pj.ProviderID, pj.Model)
+		n := min(free, e.room(rs, slot))
 		if n <= 0 {
 			claimed = true // this judge holds its share: the run is not done
 			continue
