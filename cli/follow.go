@@ -101,8 +101,13 @@ func (e *env) follow(ctx context.Context, stop func(), st *store.Store, eng *eng
 		work, _ := st.RunCurrent(bg, run.ID)
 		model := ""
 		if work == nil && cur.Phase == store.PhaseBenchmarking {
-			if t, _ := st.NextTarget(bg, run.ID); t != nil {
-				model = "next: " + t.Label()
+			if ts, _ := st.PendingTargets(bg, run.ID); len(ts) > 0 {
+				// One group per provider runs at a time; these come next.
+				var labels []string
+				for _, t := range store.LaneHeads(ts) {
+					labels = append(labels, t.Label())
+				}
+				model = "next: " + strings.Join(labels, ", ")
 			}
 		}
 		logs, _ := st.RunLogs(bg, run.ID, lastLog, 500)

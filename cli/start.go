@@ -106,7 +106,7 @@ func (e *env) prepareRun(ctx context.Context, st *store.Store, eng *engine.Engin
 
 	// Save the tasks into the run file's collection.
 	in := store.RunInput{Name: cmp.Or(name, f.Name), TriggeredBy: "CLI", Metrics: f.Metrics, Weights: f.Weights,
-		Repeats: f.Repeats, SystemPrompt: f.SystemPrompt, MaxCostUSD: f.MaxCostUSD, Tags: append(append([]string{}, f.Tags...), extraTags...),
+		Repeats: f.Repeats, SystemPrompt: f.SystemPrompt, MaxCostUSD: f.MaxCostUSD, Pipeline: f.Pipeline, Tags: append(append([]string{}, f.Tags...), extraTags...),
 		TaskSelection: f.Selection}
 	if in.Name == "" {
 		in.Name = strings.TrimSuffix(filepath.Base(f.Path), filepath.Ext(f.Path))

@@ -31,6 +31,7 @@ type benchEnv struct {
 	coll     int64
 	engines  []*engine.Engine
 	lastRun  int64
+	pipeline bool // runs judge answers as they come (store.RunOptions.Pipeline)
 }
 
 func newBenchEnv(b *testing.B, st *store.Store, tasks int, latency time.Duration, concurrency, engines, inFlight int) *benchEnv {
@@ -92,7 +93,7 @@ func (env *benchEnv) runOnce(b *testing.B, targets int) (items int64, took time.
 func (env *benchEnv) runTargets(b *testing.B, targets []store.ModelRef, metrics []string) (items int64, took time.Duration) {
 	b.Helper()
 	ctx := context.Background()
-	in := store.RunInput{CollectionIDs: []int64{env.coll}, Targets: targets, Metrics: metrics}
+	in := store.RunInput{CollectionIDs: []int64{env.coll}, Targets: targets, Metrics: metrics, Pipeline: env.pipeline}
 	if len(metrics) == 0 {
 		in.Judge = &store.ModelRef{ProviderID: env.provider.ID, Model: "judge"}
 	}

@@ -15,7 +15,7 @@ import (
 func (e *Engine) warmup(ctx context.Context, runID int64, tg *store.RunTarget, p *store.Provider, client *llm.Client) {
 	stop := e.renew(ctx, func(ctx context.Context) error { return e.store.RenewWarmup(ctx, tg.ID, e.cfg.WorkerID, e.cfg.Lease) })
 	defer stop()
-	e.logRun(ctx, runID, store.LogInfo, "warmup", fmt.Sprintf("Warming up %s", tg.Label()), "")
+	e.logRun(ctx, runID, store.LogInfo, "warmup", fmt.Sprintf("Group %s started: warming up", tg.Label()), "")
 	attempt := func() (time.Duration, error) {
 		resp, err := e.chat(ctx, p, client, llm.Request{Model: tg.Model, Messages: []llm.Message{{Role: "user", Content: WarmupPrompt}}})
 		return resp.Duration, err

@@ -31,84 +31,137 @@ func (e *Engine) dispatch(ctx context.Context, run *store.Run) error {
 	}
 	if run.Phase == store.PhaseBenchmarking {
 		done, err := e.dispatchBenchmark(ctx, run, rs)
-		if err != nil || !done {
+		if err != nil || (!done && !run.Options.Pipeline) {
 			return err
+		}
+		if !done {
+			// Pipelined: judge what is answered while groups still answer.
+			return e.dispatchJudges(ctx, run, rs, false)
 		}
 		run.Phase = store.PhaseJudging
 	}
-	if run.Options.Pairwise {
-		return e.dispatchPairwise(ctx, run, rs)
-	}
-	return e.dispatchJudging(ctx, run, rs)
+	e.setShares(rs, e.judgeLanes(ctx, rs))
+	return e.dispatchJudges(ctx, run, rs, true)
 }
 
-// dispatchBenchmark starts the current target's items; done reports that
-// benchmarking is over and the run has moved to JUDGING.
-func (e *Engine) dispatchBenchmark(ctx context.Context, run *store.Run, rs *runState) (done bool, err error) {
-	tg := rs.current
-	if tg == nil || tg.WarmupStatus != store.WarmupOK {
-		if tg, err = e.store.NextTarget(ctx, run.ID); err != nil {
-			return false, err
-		}
-		rs.current = tg
+// dispatchJudges starts the judges' calls, pairwise or one item at a time;
+// mayFinish lets it end the run once nothing is left.
+func (e *Engine) dispatchJudges(ctx context.Context, run *store.Run, rs *runState, mayFinish bool) error {
+	if run.Options.Pairwise {
+		return e.dispatchPairwise(ctx, run, rs, mayFinish)
 	}
-	if tg == nil {
-		prog, err := e.store.RunProgress(ctx, run.ID)
+	return e.dispatchJudging(ctx, run, rs, mayFinish)
+}
+
+// lane is one group benchmarking now: the first pending target of its lane.
+type lane struct {
+	target store.RunTarget
+	lookup providerLookup
+	p      *store.Provider
+	err    error // from the provider's lookup
+}
+
+// dispatchBenchmark starts the items of every group benchmarking now, one
+// per lane (see lanes.go), each under its own provider's limits and within
+// its fair share of this process's slots; done reports that benchmarking
+// is over and the run has moved to JUDGING.
+func (e *Engine) dispatchBenchmark(ctx context.Context, run *store.Run, rs *runState) (done bool, err error) {
+	if rs.lanes == nil {
+		pending, err := e.store.PendingTargets(ctx, run.ID)
 		if err != nil {
 			return false, err
 		}
-		if err := e.store.SetRunPhase(ctx, run.ID, store.PhaseJudging); err != nil {
-			return false, err
+		if len(pending) == 0 {
+			return true, e.endBenchmarking(ctx, run.ID)
 		}
-		e.logRun(ctx, run.ID, store.LogInfo, "phase", fmt.Sprintf("Benchmarking done (%d answered, %d failed); judging starts",
-			prog.Count(store.ItemWaitingForJudge), prog.Count(store.ItemFailed)), "")
-		return true, nil
+		rs.lanes = store.LaneHeads(pending)
 	}
-	lookup := e.targetProvider(tg)
-	p, err := lookup(ctx)
-	if errors.Is(err, errProviderDeleted) {
-		rs.current = nil
-		_, ferr := e.failTarget(ctx, run.ID, tg, "provider "+tg.ProviderName+": "+err.Error())
-		return false, ferr
+	lanes := make([]lane, len(rs.lanes))
+	var demands []laneDemand
+	for i, tg := range rs.lanes {
+		l := &lanes[i]
+		l.target, l.lookup = tg, e.targetProvider(&tg)
+		l.p, l.err = l.lookup(ctx)
+		if l.err != nil || tg.WarmupStatus == store.WarmupFailed {
+			continue
+		}
+		demands = append(demands, laneDemand{slot: store.SlotKey(tg.ProviderID, tg.Model), limit: l.p.Concurrency})
 	}
+	if run.Options.Pipeline && !run.Options.Pairwise {
+		demands = append(demands, e.judgeLanes(ctx, rs)...)
+	}
+	e.setShares(rs, demands)
+	var errs []error
+	for i := range lanes {
+		reread, err := e.dispatchLane(ctx, run, rs, &lanes[i])
+		if reread {
+			rs.lanes = nil // the next pass reads again which groups run now
+		}
+		errs = append(errs, err)
+	}
+	return false, errors.Join(errs...)
+}
+
+// endBenchmarking moves the run to JUDGING once every lane's groups are done.
+func (e *Engine) endBenchmarking(ctx context.Context, runID int64) error {
+	prog, err := e.store.RunProgress(ctx, runID)
 	if err != nil {
-		return false, err // a passing database error: the next pass tries again
+		return err
+	}
+	if err := e.store.SetRunPhase(ctx, runID, store.PhaseJudging); err != nil {
+		return err
+	}
+	e.logRun(ctx, runID, store.LogInfo, "phase", fmt.Sprintf("Benchmarking done (%d answered, %d failed); judging starts",
+		prog.Count(store.ItemWaitingForJudge)+prog.Count(store.ItemJudging)+prog.Count(store.ItemCompleted), prog.Count(store.ItemFailed)), "")
+	return nil
+}
+
+// dispatchLane warms up or claims items for one lane's current group;
+// reread says the lane's group may have changed (warming up, failed,
+// nothing left to claim), so the next pass reads the lanes again.
+func (e *Engine) dispatchLane(ctx context.Context, run *store.Run, rs *runState, l *lane) (reread bool, err error) {
+	tg := &l.target
+	if errors.Is(l.err, errProviderDeleted) {
+		_, ferr := e.failTarget(ctx, run.ID, tg, "provider "+tg.ProviderName+": "+l.err.Error())
+		return true, ferr
+	}
+	if l.err != nil {
+		return true, l.err // a passing database error: the next pass tries again
 	}
 	switch tg.WarmupStatus {
 	case store.WarmupFailed:
 		// Items a rescuer returned after the warm-up failed fail the same way.
 		_, err := e.store.FailTargetItems(ctx, tg.ID, tg.WarmupError)
-		return false, err
+		return true, err
 	case store.WarmupPending:
 		if e.freeSlots() == 0 {
-			return false, nil
+			return true, nil
 		}
 		ok, err := e.store.ClaimWarmup(ctx, tg.ID, e.cfg.WorkerID, e.cfg.Lease)
 		if err != nil || !ok {
-			return false, err // another worker is warming it up
+			return true, err // another worker is warming it up
 		}
-		client := e.Client(p)
+		client := e.Client(l.p)
 		target := *tg
-		e.start("", func() { e.warmup(ctx, run.ID, &target, p, client) })
-		return false, nil
+		e.start("", func() { e.warmup(ctx, run.ID, &target, l.p, client) })
+		return true, nil
 	}
-	n := e.freeSlots()
 	slot := store.SlotKey(tg.ProviderID, tg.Model)
-	if n == 0 || e.slotFull(slot, p.Concurrency) {
+	n := min(e.freeSlots(), e.room(rs, slot))
+	if n <= 0 || e.slotFull(slot, l.p.Concurrency) {
 		return false, nil
 	}
 	items, err := e.store.ClaimItems(ctx, store.ClaimParams{RunID: run.ID, TargetID: tg.ID, From: store.ItemNew,
 		To: store.ItemInProgress, WorkerID: e.cfg.WorkerID, Lease: e.cfg.Lease, Limit: n,
-		SlotKey: slot, SlotLimit: p.Concurrency})
+		SlotKey: slot, SlotLimit: l.p.Concurrency})
 	if err != nil || len(items) == 0 {
-		rs.current = nil // look again which target is current
-		return false, err
+		return true, err
 	}
 	work, err := e.workItems(ctx, rs, items)
 	if err != nil {
 		return false, err
 	}
-	client := e.Client(p)
+	p, lookup, client := l.p, l.lookup, e.Client(l.p)
 	for i := range work {
 		w := &work[i]
 		e.start(slot, func() {
@@ -121,21 +174,28 @@ func (e *Engine) dispatchBenchmark(ctx context.Context, run *store.Run, rs *runS
 }
 
 // dispatchJudging starts judge calls: each judge of the panel takes the
-// items waiting for it, up to its own provider's concurrency.
-func (e *Engine) dispatchJudging(ctx context.Context, run *store.Run, rs *runState) error {
+// items waiting for it, up to its own provider's concurrency and its fair
+// share of this process's slots.
+func (e *Engine) dispatchJudging(ctx context.Context, run *store.Run, rs *runState, mayFinish bool) error {
 	claimed := false
 	for pos := range rs.judges {
 		pj := &rs.judges[pos]
-		n := e.freeSlots()
-		if n == 0 {
+		free := e.freeSlots()
+		if free == 0 {
 			return nil
+		}
+		slot := store.SlotKey(pj.ProviderID, pj.Model)
+		n := min(free, e.room(rs, slot))
+		if n <= 0 {
+			claimed = true // this judge holds its share: the run is not done
+			continue
 		}
 		p, perr := e.provider(ctx, pj.ProviderID)
 		if perr != nil && !errors.Is(perr, errProviderDeleted) {
 			return perr // a passing database error: the next pass tries again
 		}
 		params := store.ClaimParams{RunID: run.ID, From: store.ItemWaitingForJudge, To: store.ItemJudging,
-			WorkerID: e.cfg.WorkerID, Lease: e.cfg.Lease, Limit: n, SlotKey: store.SlotKey(pj.ProviderID, pj.Model), JudgePos: &pos}
+			WorkerID: e.cfg.WorkerID, Lease: e.cfg.Lease, Limit: n, SlotKey: slot, JudgePos: &pos}
 		if perr == nil {
 			if e.slotFull(params.SlotKey, p.Concurrency) {
 				claimed = true // this judge's calls are all in flight: the run is not done
@@ -178,7 +238,7 @@ func (e *Engine) dispatchJudging(ctx context.Context, run *store.Run, rs *runSta
 			})
 		}
 	}
-	if !claimed {
+	if !claimed && mayFinish {
 		return e.maybeFinish(ctx, run)
 	}
 	return nil

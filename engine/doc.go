@@ -40,11 +40,27 @@
 // only completes items after benchmarking; checks are scored in-process when
 // the answer is stored. A pairwise run compares answers instead (pairwise.go).
 //
-// Run phases: BENCHMARKING asks every target, one (provider, model) group
-// after another in the order the user chose, each after a warm-up call
-// (retried like an item's: a group fails only when its warm-up cannot succeed);
-// JUDGING starts only when no item is NEW or IN_PROGRESS. The run is FINISHED
-// when every item is COMPLETED or FAILED (FAILED when none completed).
+// Run phases: BENCHMARKING asks every target in (provider, model) groups,
+// each after a warm-up call (retried like an item's: a group fails only
+// when its warm-up cannot succeed). Groups wait in lanes (lanes.go,
+// store.RunTarget.Lane): a provider's groups run one after another in the
+// order the user chose, so a local server never swaps models mid-group,
+// while the groups of different providers run at once, each under its own
+// provider's concurrency and requests per minute; an http-executor agent
+// and an imported target are lanes of their own. Every process reads the
+// lanes' current groups from the database (store.PendingTargets: the first
+// target of each lane with items NEW or IN_PROGRESS), so several processes
+// agree on them, and warm-ups are claimed per target. A process splits its
+// MaxInFlight slots between the lanes running at once by max-min fairness,
+// and a chain claims no successor while its lane holds more than its share,
+// so a provider that started first makes room for one that warms up after.
+// JUDGING starts only when every lane's groups are done (no item NEW or
+// IN_PROGRESS). With the run option pipeline, judges also claim during
+// BENCHMARKING: an item is judged as soon as its answer exists (a pairwise
+// task's comparisons once all its targets answered), each judge a lane of
+// its own, so a provider that finishes early lends its slots to judging.
+// The run is FINISHED when every item is COMPLETED or FAILED (FAILED when
+// none completed).
 // A FAILED item keeps the phase it failed in (failed_phase); retry-failed
 // sends each back there, to NEW (its group warms up afresh) or to
 // WAITING_FOR_JUDGE at the judge it failed with, with its attempts renewed,

@@ -83,15 +83,23 @@ type Engine struct {
 }
 
 // runState is what the dispatcher remembers about a run between passes.
-// Targets and judges never change after creation; the current target is
-// re-read whenever it has nothing left to claim.
+// Targets and judges never change after creation; the groups benchmarking
+// now (lanes) are re-read whenever one of them has nothing left to claim.
 type runState struct {
 	targets map[int64]store.RunTarget
 	judges  []panelJudge
 	options store.RunOptions
-	current *store.RunTarget
-	// pairwiseReady: this process has made the pairwise run's comparisons.
+	// lanes holds the current target of each lane (store.LaneHeads); nil:
+	// read them again.
+	lanes []store.RunTarget
+	// shares caps this process's calls per slot key while lanes run at
+	// once (see lanes.go); guarded by Engine.mu.
+	shares map[string]int
+	// pairwiseReady: this process has made the pairwise run's comparisons
+	// after benchmarking; comparedAt is when a pipelined run last made those
+	// of its answered tasks.
 	pairwiseReady bool
+	comparedAt    time.Time
 	tasks         taskCache
 }
 
@@ -386,11 +394,12 @@ func (e *Engine) slotFull(slot string, limit int) bool {
 
 // successor is what a call's result write claims to take its place on the
 // slot: an item of the same run in the same state, for the same target (or
-// judge). There is none when the engine stops, or when this process alone
+// judge). There is none when the engine stops, when this process alone
 // holds more of the slot than the provider now allows (its limit was
-// lowered), so that the slot shrinks back.
+// lowered), so that the slot shrinks back, or more than the slot's fair
+// share of this process's slots (another lane started).
 func (e *Engine) successor(ctx context.Context, w *store.WorkItem, p *store.Provider) *store.ClaimParams {
-	if ctx.Err() != nil {
+	if ctx.Err() != nil || e.overShare(w.RunID, w.SlotKey) {
 		return nil
 	}
 	e.mu.Lock()

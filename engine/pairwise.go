@@ -2,9 +2,10 @@ package engine
 
 // Pairwise judging (MT-Bench style). A run with Options.Pairwise benchmarks
 // as usual, but its items complete without per-item judging. When
-// benchmarking is over, the judging phase creates one comparison per task,
-// repeat, pair of targets whose answers both COMPLETED, and judge; the
-// judge sees both answers and picks one or a tie, asked in both orders
+// benchmarking is over (with the run option pipeline: as soon as every
+// target has answered a task), the judging creates one comparison per
+// task, repeat, pair of targets whose answers both COMPLETED, and judge;
+// the judge sees both answers and picks one or a tie, asked in both orders
 // within one claim. The picks are un-swapped to target A's side; orders that
 // disagree are a flip and count as a tie.
 //
@@ -35,16 +36,9 @@ import (
 // dispatchPairwise is dispatchJudging for a pairwise run: it makes the
 // run's comparisons once, then has each judge of the panel claim its own, up
 // to its provider's concurrency.
-func (e *Engine) dispatchPairwise(ctx context.Context, run *store.Run, rs *runState) error {
-	if !rs.pairwiseReady {
-		n, err := e.store.CreateComparisons(ctx, run.ID)
-		if err != nil {
-			return err
-		}
-		rs.pairwiseReady = true
-		if n > 0 {
-			e.logRun(ctx, run.ID, store.LogInfo, "phase", fmt.Sprintf("Pairwise judging: %d comparison(s), each asked in both orders", n), "")
-		}
+func (e *Engine) dispatchPairwise(ctx context.Context, run *store.Run, rs *runState, mayFinish bool) error {
+	if err := e.makeComparisons(ctx, run, rs, mayFinish); err != nil {
+		return err
 	}
 	claimed := false
 	for pos := range rs.judges {
@@ -87,8 +81,30 @@ func (e *Engine) dispatchPairwise(ctx context.Context, run *store.Run, rs *runSt
 			e.start("", func() { e.compare(ctx, rs, pj, p, client, w) })
 		}
 	}
-	if !claimed {
+	if !claimed && mayFinish {
 		return e.maybeFinish(ctx, run)
+	}
+	return nil
+}
+
+// comparePeriod is how often a pipelined pairwise run makes the
+// comparisons of the tasks answered meanwhile.
+const comparePeriod = 250 * time.Millisecond
+
+// makeComparisons creates the run's comparisons: once when benchmarking is
+// over (after is set), and while a pipelined run benchmarks, every
+// comparePeriod for the tasks whose targets have all answered.
+func (e *Engine) makeComparisons(ctx context.Context, run *store.Run, rs *runState, after bool) error {
+	if rs.pairwiseReady || (!after && time.Since(rs.comparedAt) < comparePeriod) {
+		return nil
+	}
+	n, err := e.store.CreateComparisons(ctx, run.ID)
+	if err != nil {
+		return err
+	}
+	rs.comparedAt, rs.pairwiseReady = time.Now(), after
+	if n > 0 && after {
+		e.logRun(ctx, run.ID, store.LogInfo, "phase", fmt.Sprintf("Pairwise judging: %d comparison(s), each asked in both orders", n), "")
 	}
 	return nil
 }

@@ -22,7 +22,10 @@ type RunJSON struct {
 	Judge    *store.RunJudge    `json:"judge"`
 	Progress runs.Progress      `json:"progress"`
 	Current  *store.CurrentWork `json:"current,omitempty"`
-	Summary  *runs.Summary      `json:"summary,omitempty"`
+	// RunningGroups are the groups working now: each provider's group
+	// answering or warming up, and the judges (GET /api/runs/{id}).
+	RunningGroups []runs.RunningGroup `json:"running_groups,omitempty"`
+	Summary       *runs.Summary       `json:"summary,omitempty"`
 	// FailedItems counts the run's FAILED items: a FINISHED run may have some.
 	FailedItems int64 `json:"failed_items"`
 	// Failures groups them by phase and reason, most frequent first (GET /api/runs/{id}).
@@ -54,6 +57,9 @@ func (h *Handler) runJSON(ctx context.Context, run *store.Run, detail bool) (*Ru
 		}
 	}
 	if out.Current, err = h.store.RunCurrent(ctx, run.ID); err != nil {
+		return nil, err
+	}
+	if out.RunningGroups, err = h.runs.Running(ctx, run); err != nil {
 		return nil, err
 	}
 	if out.Summary, err = h.runs.Summary(ctx, run, prog); err != nil {

@@ -38,6 +38,7 @@ type runFrame struct {
 	run      *store.Run
 	progress runs.Progress
 	current  *store.CurrentWork
+	running  []runs.RunningGroup
 	budget   runs.Budget
 	logs     []store.RunLog
 }
@@ -187,6 +188,9 @@ func (h *Handler) readFrame(ctx context.Context, runID int64, cursor *logCursor)
 	if f.current, err = h.store.RunCurrent(ctx, runID); err != nil {
 		return nil, false, err
 	}
+	if f.running, err = h.runs.Running(ctx, run); err != nil {
+		return nil, false, err
+	}
 	if f.budget, err = h.budgetOf(ctx, run); err != nil {
 		return nil, false, err
 	}
@@ -199,7 +203,7 @@ func progressKey(f *runFrame) string {
 		cur = f.current.TaskID + "|" + f.current.Model + "|" + string(f.current.Status)
 	}
 	// The spend moves the panel too: its cost line follows the run.
-	return fmt.Sprintf("%s|%s|%v|%s|%g", f.run.Status, f.run.Phase, f.progress.ByStatus, cur, f.budget.SpentUSD)
+	return fmt.Sprintf("%s|%s|%v|%s|%g|%v", f.run.Status, f.run.Phase, f.progress.ByStatus, cur, f.budget.SpentUSD, f.running)
 }
 
 // ProgressEventJSON is the data of a "progress" event.
@@ -208,6 +212,8 @@ type ProgressEventJSON struct {
 	Phase    store.Phase        `json:"phase"`
 	Progress runs.Progress      `json:"progress"`
 	Current  *store.CurrentWork `json:"current"`
+	// RunningGroups are the groups working now (GET /api/runs/{id}'s running_groups).
+	RunningGroups []runs.RunningGroup `json:"running_groups"`
 }
 
 // apiRunEvents streams JSON events: "log" (one per entry, id = entry id),
@@ -223,7 +229,8 @@ func (h *Handler) apiRunEvents(c echo.Context) error {
 		if !progressChanged {
 			return nil
 		}
-		b, _ := json.Marshal(ProgressEventJSON{Status: f.run.Status, Phase: f.run.Phase, Progress: f.progress, Current: f.current})
+		b, _ := json.Marshal(ProgressEventJSON{Status: f.run.Status, Phase: f.run.Phase, Progress: f.progress, Current: f.current,
+			RunningGroups: f.running})
 		return w.event("", "progress", string(b))
 	})
 }
@@ -245,7 +252,7 @@ func (h *Handler) pageRunEvents(c echo.Context) error {
 			return nil
 		}
 		var b bytes.Buffer
-		if err := views.RunProgress(progressView(f.run, f.progress, f.current, f.budget)).Render(c.Request().Context(), &b); err != nil {
+		if err := views.RunProgress(progressView(f.run, f.progress, f.current, f.running, f.budget)).Render(c.Request().Context(), &b); err != nil {
 			return err
 		}
 		return w.event("", "progress", b.String())

@@ -86,8 +86,9 @@ func runFormInput(c echo.Context) (store.RunInput, views.NewRunForm, error) {
 	}
 	f := views.NewRunForm{Name: form.Get("name"), Selected: map[int64]bool{}, Panel: map[int64]bool{}, Checks: map[string]bool{}, AgentPicked: map[int64]bool{},
 		Repeats: form.Get("repeats"), SystemPrompt: form.Get("system_prompt"), ChecksOnly: form.Get("checks_only") != ""}
-	in := store.RunInput{Name: form.Get("name"), TriggeredBy: "MANUAL", SystemPrompt: form.Get("system_prompt"), Pairwise: form.Get("pairwise") != ""}
-	f.Pairwise = in.Pairwise
+	in := store.RunInput{Name: form.Get("name"), TriggeredBy: "MANUAL", SystemPrompt: form.Get("system_prompt"), Pairwise: form.Get("pairwise") != "",
+		Pipeline: form.Get("pipeline") != ""}
+	f.Pairwise, f.Pipeline = in.Pairwise, in.Pipeline
 	f.Weights = form.Get("weights")
 	parseID := func(field, v string) (int64, error) {
 		if strings.TrimSpace(v) == "" {

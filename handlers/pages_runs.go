@@ -125,9 +125,9 @@ func (h *Handler) showRunRow(c echo.Context) error {
 	return render(c, http.StatusOK, views.RunListRow(row, c.QueryParam("run_ids") == strconv.FormatInt(id, 10)))
 }
 
-func progressView(run *store.Run, p runs.Progress, cur *store.CurrentWork, b runs.Budget) views.ProgressView {
+func progressView(run *store.Run, p runs.Progress, cur *store.CurrentWork, running []runs.RunningGroup, b runs.Budget) views.ProgressView {
 	return views.ProgressView{RunID: run.ID, Status: string(run.Status), Phase: string(run.Phase), Progress: p,
-		Current: cur, Elapsed: run.Elapsed(time.Now()).Round(time.Second).String(), Error: run.Error,
+		Current: cur, Running: running, Elapsed: run.Elapsed(time.Now()).Round(time.Second).String(), Error: run.Error,
 		Imported: run.Kind == store.RunImported, HasJudges: len(run.Judges) > 0, Budget: b}
 }
 
@@ -141,11 +141,15 @@ func (h *Handler) progressOf(c echo.Context, run *store.Run) (views.ProgressView
 	if err != nil {
 		return views.ProgressView{}, prog, err
 	}
+	running, err := h.runs.Running(ctx, run)
+	if err != nil {
+		return views.ProgressView{}, prog, err
+	}
 	b, err := h.budgetOf(ctx, run)
 	if err != nil {
 		return views.ProgressView{}, prog, err
 	}
-	return progressView(run, prog, cur, b), prog, nil
+	return progressView(run, prog, cur, running, b), prog, nil
 }
 
 // budgetOf is a run's spend against its budget for the progress panel;

@@ -54,7 +54,7 @@ func (h *Handler) runChoices(ctx context.Context, f *views.NewRunForm) error {
 // templateForm shows a stored run template in the new-run form's shape.
 func templateForm(in store.RunInput) views.NewRunForm {
 	f := views.NewRunForm{Name: in.Name, Selected: map[int64]bool{}, Panel: map[int64]bool{}, Checks: map[string]bool{},
-		SystemPrompt: in.SystemPrompt}
+		SystemPrompt: in.SystemPrompt, Pairwise: in.Pairwise, Pipeline: in.Pipeline}
 	if in.Repeats > 1 {
 		f.Repeats = strconv.Itoa(in.Repeats)
 	}

@@ -5,6 +5,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -118,16 +119,22 @@ func TestPages(t *testing.T) {
 	// The new-run form validates and keeps the user's picks.
 	ps, _ := a.st.Providers(t.Context())
 	res, doc = a.post(t, "/runs", url.Values{"judge_provider_id": {fmt.Sprint(ps[0].ID)}, "judge_model": {"fake-judge"},
-		"target_provider_id": {fmt.Sprint(ps[0].ID)}, "target_model": {"fake-small"}}, nil)
+		"target_provider_id": {fmt.Sprint(ps[0].ID)}, "target_model": {"fake-small"}, "pipeline": {"1"}}, nil)
 	if res.StatusCode != 422 || !strings.Contains(doc.Find("[data-testid=form-error]").Text(), "collection") ||
-		doc.Find("input[name=target_model]").AttrOr("value", "") != "fake-small" {
+		doc.Find("input[name=target_model]").AttrOr("value", "") != "fake-small" || doc.Find("input[data-testid=pipeline][checked]").Length() != 1 {
 		t.Errorf("run form without collections: %d %q", res.StatusCode, doc.Find("[data-testid=form-error]").Text())
 	}
 	cols, _ := a.st.Collections(t.Context())
 	res, _ = a.post(t, "/runs", url.Values{"judge_provider_id": {fmt.Sprint(ps[0].ID)}, "judge_model": {"fake-judge"},
-		"target_provider_id": {fmt.Sprint(ps[0].ID)}, "target_model": {"fake-small"}, "collection_ids": {fmt.Sprint(cols[0].ID)}}, nil)
+		"target_provider_id": {fmt.Sprint(ps[0].ID)}, "target_model": {"fake-small"}, "collection_ids": {fmt.Sprint(cols[0].ID)},
+		"pipeline": {"1"}}, nil)
 	if res.StatusCode != http.StatusSeeOther || !strings.HasPrefix(res.Header.Get("Location"), "/runs/") {
 		t.Fatalf("start run: %d %s", res.StatusCode, res.Header.Get("Location"))
+	}
+	if id, err := strconv.ParseInt(strings.TrimPrefix(res.Header.Get("Location"), "/runs/"), 10, 64); err != nil {
+		t.Errorf("run location %q: %v", res.Header.Get("Location"), err)
+	} else if run, err := a.st.Run(t.Context(), id); err != nil || !run.Options.Pipeline {
+		t.Errorf("the form's pipeline box did not reach the run: %v", err)
 	}
 	_, doc, _ = a.get(t, res.Header.Get("Location"))
 	if doc.Find("[data-testid=progress]").Length() != 1 || doc.Find("[data-testid=run-name]").Text() == "" {

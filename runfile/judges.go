@@ -175,6 +175,15 @@ func (p *reader) metrics(root *node) {
 		f.lines["system_prompt"] = n.line
 		f.SystemPrompt = p.str(n, "system_prompt")
 	}
+	if n := root.get("pipeline"); n != nil {
+		f.lines["pipeline"] = n.line
+		switch v := strings.ToLower(p.str(n, "pipeline")); v {
+		case "true", "false":
+			f.Pipeline = v == "true"
+		default:
+			p.errf(n.line, "pipeline", "must be true or false, not %q", v)
+		}
+	}
 	if n := root.get("max_cost_usd"); n != nil {
 		f.lines["max_cost_usd"] = n.line
 		if v, ok := p.num(n, "max_cost_usd"); ok {

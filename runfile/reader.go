@@ -153,5 +153,5 @@ func (p *reader) items(n *node, field string) []*node {
 }
 
 var topKeys = []string{"name", "description", "tags", "providers", "tasks", "collection", "collections", "select",
-	"task_ids", "targets", "judge", "judges", "metrics", "weights", "repeats", "system_prompt", "max_cost_usd", "checks", "gates", "out",
+	"task_ids", "targets", "judge", "judges", "metrics", "weights", "repeats", "system_prompt", "max_cost_usd", "pipeline", "checks", "gates", "out",
 	"usecase", "category", "models"}

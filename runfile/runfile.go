@@ -96,6 +96,8 @@ type File struct {
 	Weights      map[string]float64
 	Repeats      int
 	SystemPrompt string
+	// Pipeline judges answers as they come in (store.RunOptions.Pipeline).
+	Pipeline bool
 	// MaxCostUSD is the run's budget: the run pauses when its spend reaches it.
 	MaxCostUSD *float64
 	Gates      Gates

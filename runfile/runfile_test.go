@@ -142,6 +142,7 @@ targets:
 judge: {provider: local}
 repeats: 0
 max_cost_usd: -2
+pipeline: sometimes
 gates:
   min_scroe: 6
   min_pass_rate: 80
@@ -164,9 +165,10 @@ gates:
 		{"run.yaml", 21, "judge.model: is required with provider"},
 		{"run.yaml", 22, "repeats: must be within 1…100"},
 		{"run.yaml", 23, "max_cost_usd: must be a number of USD within 0…1,000,000,000"},
-		{"run.yaml", 25, `unknown metric "scroe" (did you mean "score"?)`},
-		{"run.yaml", 26, "pass_rate is a fraction from 0 to 1"},
-		{"run.yaml", 27, `no target "gpt-9"`},
+		{"run.yaml", 24, `pipeline: must be true or false, not "sometimes"`},
+		{"run.yaml", 26, `unknown metric "scroe" (did you mean "score"?)`},
+		{"run.yaml", 27, "pass_rate is a fraction from 0 to 1"},
+		{"run.yaml", 28, `no target "gpt-9"`},
 		{"bad.csv", 3, "question: is required"},
 	})
 }
@@ -265,6 +267,7 @@ weights: {accuracy: 2}
 repeats: 3
 system_prompt: Be brief.
 max_cost_usd: 2.5
+pipeline: true
 checks: [{type: contains, value: hi}]
 gates:
   min_score: 3
@@ -297,6 +300,9 @@ out: results/
 	}
 	if f.Repeats != 3 || f.SystemPrompt != "Be brief." || f.Weights["accuracy"] != 2 || len(f.Collections) != 1 {
 		t.Errorf("options: repeats %d prompt %q weights %v collections %v", f.Repeats, f.SystemPrompt, f.Weights, f.Collections)
+	}
+	if !f.Pipeline || f.LineOf("pipeline") == 0 {
+		t.Errorf("pipeline = %v (line %d), want true with its line", f.Pipeline, f.LineOf("pipeline"))
 	}
 	if f.MaxCostUSD == nil || *f.MaxCostUSD != 2.5 || f.LineOf("max_cost_usd") == 0 {
 		t.Errorf("max_cost_usd = %v (line %d), want 2.5 with its line", f.MaxCostUSD, f.LineOf("max_cost_usd"))

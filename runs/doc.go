@@ -7,6 +7,8 @@
 // Where each number is defined:
 //
 //	progress, percent and ETA        progress.go   Progress, Service.Progress
+//	groups running now (provider,    running.go    Service.Running (one per provider
+//	  model, phase, done of total)                 lane, judges beside them)
 //	an item's overall (weights)      summary.go    ItemWeights (applied in one SQL
 //	                                               clause, store.itemOveralls, by
 //	                                               TaskOveralls and ItemOverall)

@@ -266,6 +266,18 @@ func (s RunSource) Key() string { return fmt.Sprintf("%d:%q:%q", s.SourceID, s.D
 // IsAgent reports whether the target is an agent rather than a bare model.
 func (t RunTarget) IsAgent() bool { return t.Agent != nil }
 
+// Lane names the queue a target's group waits in: its provider's, so that
+// one provider's groups run one after another (a local server never swaps
+// models mid-group) while different providers' run at once. A target that
+// calls no provider of its own (an http-executor agent, imported answers,
+// a deleted provider) is a lane by itself.
+func (t RunTarget) Lane() string {
+	if t.Imported || t.ProviderID == nil || (t.IsAgent() && t.Agent.Executor == ExecutorHTTP) {
+		return fmt.Sprintf("target:%d", t.ID)
+	}
+	return fmt.Sprintf("provider:%d", *t.ProviderID)
+}
+
 // Price is what a model costs in USD per million tokens; nil is unknown.
 type Price struct {
 	InputPerMTok  *float64 `json:"input_per_mtok" gorm:"column:input_per_mtok"`
@@ -540,6 +552,10 @@ type RunOptions struct {
 	SystemPrompt string `json:"system_prompt,omitempty"`
 	// Pairwise judges answers in pairs (engine/pairwise.go) instead of one by one.
 	Pairwise bool `json:"pairwise,omitempty"`
+	// Pipeline judges each item as soon as its answer exists (pairwise: a
+	// task's comparisons once all its targets answered) while other groups
+	// still answer, instead of judging after benchmarking.
+	Pipeline bool `json:"pipeline,omitempty"`
 	// UseCases and Categories are where the run drew tasks from beside its
 	// collections (the tasks themselves are frozen in run_tasks).
 	UseCases   []string      `json:"usecases,omitempty"`

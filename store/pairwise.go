@@ -88,6 +88,8 @@ func (s *Store) CreateComparisons(ctx context.Context, runID int64) (int64, erro
 			AND b.run_target_id > a.run_target_id AND b.status = 'COMPLETED'
 		JOIN run_judges j ON j.run_id = a.run_id
 		WHERE a.run_id = ? AND a.status = 'COMPLETED'
+			AND NOT EXISTS (SELECT 1 FROM items c WHERE c.run_id = a.run_id AND c.run_task_id = a.run_task_id
+				AND c.repeat_index = a.repeat_index AND c.status IN ('NEW', 'IN_PROGRESS'))
 		ORDER BY a.run_task_id, a.repeat_index, a.run_target_id, b.run_target_id, j.position
 		ON CONFLICT (run_id, run_task_id, repeat_index, target_a, target_b, run_judge_id) DO NOTHING`, s.now(), runID)
 	if res.Error != nil {

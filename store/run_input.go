@@ -51,6 +51,9 @@ type RunInput struct {
 	// (both orders) and ranks the targets by Bradley–Terry, instead of
 	// scoring each answer; it needs two targets or more and a judge.
 	Pairwise bool `json:"pairwise,omitempty"`
+	// Pipeline judges items as their answers come in, while other groups
+	// still answer (see RunOptions.Pipeline); off: judging follows benchmarking.
+	Pipeline bool `json:"pipeline,omitempty"`
 	// Tags label the run.
 	Tags []string `json:"tags,omitempty"`
 	// TaskSelection picks N of the collections' tasks (top, bottom or

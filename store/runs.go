@@ -78,7 +78,7 @@ func (s *Store) CreateRun(ctx context.Context, in RunInput) (*Run, error) {
 		}
 		run := Run{Name: in.Name, Kind: kind, Status: RunPending, Phase: PhaseBenchmarking, TriggeredBy: in.TriggeredBy,
 			Snapshot: in.Snapshot, Repeats: in.Repeats, ScheduleID: in.ScheduleID, CreatedAt: now, UpdatedAt: now,
-			Options: RunOptions{Metrics: in.Metrics, Weights: in.Weights, SourceWeights: in.SourceWeights, SystemPrompt: in.SystemPrompt, Pairwise: in.Pairwise, MaxCostUSD: in.MaxCostUSD,
+			Options: RunOptions{Metrics: in.Metrics, Weights: in.Weights, SourceWeights: in.SourceWeights, SystemPrompt: in.SystemPrompt, Pairwise: in.Pairwise, Pipeline: in.Pipeline, MaxCostUSD: in.MaxCostUSD,
 				UseCases: in.UseCases, Categories: in.Categories}, Tags: in.Tags}
 		if err := tx.conn(ctx).Omit("Targets", "Judges", "Collections").Create(&run).Error; err != nil {
 			return fmt.Errorf("store: create run: %w", err)

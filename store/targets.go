@@ -7,8 +7,6 @@ import (
 	"fmt"
 	"strings"
 	"time"
-
-	"gorm.io/gorm"
 )
 
 // FailTargetItems fails every NEW item of a target, e.g. after its warm-up failed.
@@ -80,21 +78,58 @@ func (s *Store) RunTargets(ctx context.Context, runID int64) ([]RunTarget, error
 	return ts, nil
 }
 
-// NextTarget returns the first target (by position) of a run whose items are
-// not all benchmarked (NEW or IN_PROGRESS remain), or nil when benchmarking is
-// done. Groups thus run one after another, never overlapping.
-func (s *Store) NextTarget(ctx context.Context, runID int64) (*RunTarget, error) {
-	var t RunTarget
+// PendingTargets lists, in the user's order, a run's targets whose items
+// are not all benchmarked (NEW or IN_PROGRESS remain); none means
+// benchmarking is done. The engine runs the first of each lane (see Lane).
+func (s *Store) PendingTargets(ctx context.Context, runID int64) ([]RunTarget, error) {
+	var ts []RunTarget
 	err := s.conn(ctx).Where("run_id = ? AND EXISTS (SELECT 1 FROM items i WHERE i.run_target_id = run_targets.id AND i.status IN ?)",
 		runID, []ItemStatus{ItemNew, ItemInProgress}).
-		Order("position").Take(&t).Error
-	if err == gorm.ErrRecordNotFound {
-		return nil, nil
-	}
+		Order("position").Find(&ts).Error
 	if err != nil {
-		return nil, fmt.Errorf("store: next target: %w", err)
+		return nil, fmt.Errorf("store: pending targets: %w", err)
 	}
-	return &t, nil
+	return ts, nil
+}
+
+// LaneHeads keeps the first target of each lane, in order: the groups that
+// run now when targets holds a run's pending targets.
+func LaneHeads(targets []RunTarget) []RunTarget {
+	seen := map[string]bool{}
+	var heads []RunTarget
+	for _, t := range targets {
+		if lane := t.Lane(); !seen[lane] {
+			seen[lane] = true
+			heads = append(heads, t)
+		}
+	}
+	return heads
+}
+
+// TargetCount is how far one target's group has come.
+type TargetCount struct {
+	RunTargetID int64
+	// Answered counts items past benchmarking, Judged those COMPLETED or FAILED.
+	Answered, Judged, Total int64
+}
+
+// TargetCounts counts each target's items of a run, by target id.
+func (s *Store) TargetCounts(ctx context.Context, runID int64) (map[int64]TargetCount, error) {
+	var rows []TargetCount
+	err := s.conn(ctx).Model(&Item{}).
+		Select("run_target_id, COUNT(*) AS total, "+
+			"COUNT(CASE WHEN status NOT IN (?, ?) THEN 1 END) AS answered, "+
+			"COUNT(CASE WHEN status IN (?, ?) THEN 1 END) AS judged",
+			ItemNew, ItemInProgress, ItemCompleted, ItemFailed).
+		Where("run_id = ?", runID).Group("run_target_id").Scan(&rows).Error
+	if err != nil {
+		return nil, fmt.Errorf("store: target counts: %w", err)
+	}
+	out := make(map[int64]TargetCount, len(rows))
+	for _, r := range rows {
+		out[r.RunTargetID] = r
+	}
+	return out, nil
 }
 
 // ReportTargetVersion records the model id a provider reported as a
