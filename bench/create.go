@@ -16,8 +16,8 @@ const categories = 20
 
 // created is the run the bench built and what each step took.
 type created struct {
-	runID                 int64
-	items                 int64
+	runID                  int64
+	items                  int64
 	tasks, collection, run time.Duration
 }
 
