@@ -84,7 +84,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	}
 	defer fake.Close()
 
-	b := &bencher{cfg: cfg, st: st, progress: progress, rep: &Report{Dialect: string(st.Dialect())},
+	b := &bencher{cfg: cfg, st: st, fake: fake, progress: progress, rep: &Report{Dialect: string(st.Dialect())},
 		env: []string{"TRIBUNAL_MASTER_KEY=" + key, "TRIBUNAL_AUTH_TOKEN=", "TRIBUNAL_LOG_LEVEL=warn",
 			fmt.Sprintf("TRIBUNAL_MAX_RUN_ITEMS=%d", max(items, store.DefaultMaxRunItems))}}
 	progress(fmt.Sprintf("creating %d tasks and a run of %d items on %s", cfg.Tasks, items, st.Dialect()))
@@ -108,6 +108,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 type bencher struct {
 	cfg      Config
 	st       *store.Store
+	fake     *fakeLLM
 	env      []string // added to each process's environment
 	progress func(string)
 	rep      *Report
@@ -162,8 +163,12 @@ func (b *bencher) work(ctx context.Context) error {
 		return fmt.Errorf("bench: count items: %w", err)
 	}
 	b.rep.ByWorkers = prog.Count(store.ItemCompleted) + prog.Count(store.ItemFailed)
-	b.rep.add(info("workers: items done", float64(b.rep.ByWorkers), "items"),
-		info("workers: rate", float64(b.rep.ByWorkers)/took.Seconds(), "items/s"))
+	answered := b.rep.ByWorkers + prog.Count(store.ItemWaitingForJudge) + prog.Count(store.ItemJudging)
+	// An item is two calls, its answer and its verdict; judging starts when
+	// every answer is in, so a short bench completes few items itself.
+	b.rep.add(info("workers: items answered", float64(answered), "items"),
+		info("workers: items completed", float64(b.rep.ByWorkers), "items"),
+		info("workers: rate (provider calls ÷ 2)", float64(b.fake.calls.Load())/2/took.Seconds(), "items/s"))
 	for _, p := range procs {
 		b.rep.add(below(p.name+": peak RSS", mb(p.Peak()), "MB", rssTarget))
 	}
