@@ -139,7 +139,7 @@ func (b *bencher) work(ctx context.Context) error {
 			if err != nil {
 				return err
 			}
-			args, name = append([]string{"serve", "--addr", addr}, b.dbArgs()...), "server (worker)"
+			args, name = append([]string{"serve", "--addr", addr}, b.dbArgs()...), "server-worker"
 		}
 		p, err := startProc(b.cfg.Exe, b.cfg.Dir, name, b.env, args...)
 		if err != nil {
