@@ -93,6 +93,7 @@ func parseConfig(args []string) (Config, error) {
   models PROVIDER      list a provider's models with prices and context windows
   recommend --usecase NAME   which model to use: your runs' models on its tasks, best first
   agents               list the saved agents (id, name, version, executor, model, MCP servers)
+  bench                build a large run against a fake LLM and time it (tribunal bench -h)
 
 Flags (each has an environment variable):
 `)

@@ -42,7 +42,7 @@ const (
 )
 
 // Commands are the subcommands this package runs.
-var Commands = []string{"run", "validate", "import", "export", "export-tasks", "models", "agents", "recommend"}
+var Commands = []string{"run", "validate", "import", "export", "export-tasks", "models", "agents", "recommend", "bench"}
 
 // Handles reports whether name is one of Commands.
 func Handles(name string) bool { return slices.Contains(Commands, name) }
@@ -95,6 +95,8 @@ func Main(args []string, stdout, stderr io.Writer) int {
 		err = e.recommend(args[1:])
 	case "agents":
 		err = e.agents(args[1:])
+	case "bench":
+		err = e.bench(args[1:])
 	default:
 		err = usageErr("unknown command %q (commands: %s)", args[0], strings.Join(Commands, ", "))
 	}

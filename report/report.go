@@ -90,6 +90,32 @@ type Score struct {
 
 // Load reads everything about a run except its items.
 func Load(ctx context.Context, svc *runs.Service, runID int64) (*Data, error) {
+	d, err := loadHead(ctx, svc, runID)
+	if err != nil {
+		return nil, err
+	}
+	tasks, err := svc.Store().RunTaskList(ctx, runID)
+	if err != nil {
+		return nil, err
+	}
+	d.Tasks = make([]Task, len(tasks))
+	for i := range tasks {
+		d.Tasks[i] = taskOf(&tasks[i])
+	}
+	return d, nil
+}
+
+// taskOf is a run's frozen task as the exports show it.
+func taskOf(t *store.RunTask) Task {
+	return Task{ID: t.ID, TaskID: t.TaskKey, Category: t.Category, Subcategory: t.Subcategory, Question: t.Question,
+		Turns: t.Turns, SystemPrompt: t.SystemPrompt, Reference: t.Reference, Excellent: t.Excellent, Good: t.Good,
+		Pass: t.Pass, IncorrectAnswerDirection: t.IncorrectAnswerDirection, UseCase: t.UseCase, Tags: t.Tags,
+		Constraints: t.Constraints, Examples: t.Examples, JudgeInstructions: t.JudgeInstructions, Comments: t.Comments,
+		Checks: t.Checks}
+}
+
+// loadHead is Load without the tasks, which the JSON export streams.
+func loadHead(ctx context.Context, svc *runs.Service, runID int64) (*Data, error) {
 	st := svc.Store()
 	run, err := st.Run(ctx, runID)
 	if err != nil {
@@ -110,18 +136,6 @@ func Load(ctx context.Context, svc *runs.Service, runID int64) (*Data, error) {
 		return nil, err
 	}
 	d.Metrics = runs.MetricsOf(run, d.Summary)
-	tasks, err := st.RunTaskList(ctx, runID)
-	if err != nil {
-		return nil, err
-	}
-	d.Tasks = make([]Task, len(tasks))
-	for i, t := range tasks {
-		d.Tasks[i] = Task{ID: t.ID, TaskID: t.TaskKey, Category: t.Category, Subcategory: t.Subcategory, Question: t.Question,
-			Turns: t.Turns, SystemPrompt: t.SystemPrompt, Reference: t.Reference, Excellent: t.Excellent, Good: t.Good,
-			Pass: t.Pass, IncorrectAnswerDirection: t.IncorrectAnswerDirection, UseCase: t.UseCase, Tags: t.Tags,
-			Constraints: t.Constraints, Examples: t.Examples, JudgeInstructions: t.JudgeInstructions, Comments: t.Comments,
-			Checks: t.Checks}
-	}
 	return d, nil
 }
 
@@ -219,7 +233,7 @@ func mustJSON(v any) []byte {
 }
 
 func writeRunJSON(ctx context.Context, w *bufio.Writer, svc *runs.Service, runID int64) error {
-	d, err := Load(ctx, svc, runID)
+	d, err := loadHead(ctx, svc, runID)
 	if err != nil {
 		return err
 	}
@@ -229,7 +243,7 @@ func writeRunJSON(ctx context.Context, w *bufio.Writer, svc *runs.Service, runID
 	}{
 		{"format", FormatRun}, {"exported_at", time.Now().UTC().Truncate(time.Second)},
 		{"run", d.Run}, {"settings", d.Settings}, {"judges", d.Judges}, {"progress", d.Progress},
-		{"summary", d.Summary}, {"metrics", d.Metrics}, {"tasks", d.Tasks},
+		{"summary", d.Summary}, {"metrics", d.Metrics},
 	}
 	w.WriteString("{")
 	for i, h := range head {
@@ -239,8 +253,21 @@ func writeRunJSON(ctx context.Context, w *bufio.Writer, svc *runs.Service, runID
 		fmt.Fprintf(w, "\n%q:", h.key)
 		w.Write(mustJSON(h.val))
 	}
-	w.WriteString(",\n\"items\":[")
+	w.WriteString(",\n\"tasks\":[")
 	n := 0
+	err = svc.Store().EachRunTask(ctx, runID, func(t *store.RunTask) error {
+		if n > 0 {
+			w.WriteString(",")
+		}
+		n++
+		_, err := w.Write(mustJSON(taskOf(t)))
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	w.WriteString("],\n\"items\":[")
+	n = 0
 	err = EachItem(ctx, svc.Store(), runID, func(it *Item) error {
 		if n > 0 {
 			w.WriteString(",")

@@ -155,30 +155,6 @@ func (s *Store) RunItems(ctx context.Context, runID int64, f ItemFilter) (Page[I
 	return out, nil
 }
 
-// EachRunItem streams every item of a run in id order, in batches, so memory
-// stays flat however large the run is.
-func (s *Store) EachRunItem(ctx context.Context, runID int64, fn func(*ItemView) error) error {
-	const batch = 1000
-	var after int64
-	for {
-		var rows []ItemView
-		err := itemViews(s.conn(ctx).Table("items i").Where("i.run_id = ?", runID)).
-			Where("i.id > ?", after).Order("i.id").Limit(batch).Scan(&rows).Error
-		if err != nil {
-			return fmt.Errorf("store: export run items: %w", err)
-		}
-		for i := range rows {
-			if err := fn(&rows[i]); err != nil {
-				return err
-			}
-		}
-		if len(rows) < batch {
-			return nil
-		}
-		after = rows[len(rows)-1].ID
-	}
-}
-
 // CurrentWork names what a run is doing right now, from its newest claim.
 type CurrentWork struct {
 	TaskID   string     `json:"task_id"`

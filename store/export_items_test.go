@@ -1,0 +1,156 @@
+package store_test
+
+import (
+	"context"
+	"fmt"
+	"reflect"
+	"testing"
+
+	"tribunal/store"
+	"tribunal/store/storetest"
+)
+
+// TestEachRunItemMatchesRunItems: the export's batched reads give every
+// item exactly as the items pages show it — judge and reasoning from the
+// first verdict, the checks' names when no judge scored, the grade —
+// across several export batches.
+func TestEachRunItemMatchesRunItems(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, st *store.Store) {
+		ctx := context.Background()
+		p, err := st.CreateProvider(ctx, store.ProviderInput{Name: "p", BaseURL: "http://127.0.0.1:9"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		const tasks = 700 // × 2 models: two batches of the export and part of a third
+		keys := make([]string, tasks)
+		ins := make([]store.TaskInput, tasks)
+		for i := range ins {
+			keys[i] = fmt.Sprintf("t%04d", i)
+			ins[i] = store.TaskInput{TaskKey: keys[i], Category: "c", Question: "q " + keys[i]}
+		}
+		if err := st.CreateTasks(ctx, ins); err != nil {
+			t.Fatal(err)
+		}
+		var results []storetest.ItemResult
+		for i := 0; i < 500; i += 2 { // every other item of the first 500 judged (FixedRun sees a page of 500); the rest stay NEW
+			results = append(results, storetest.ItemResult{Model: "a", Task: keys[i], Overall: 0.5, TimeMs: 10})
+		}
+		run := storetest.FixedRun(t, st, "r", p.ID, []string{"a", "b"}, keys, results)
+		want := allItems(t, st, run.ID)
+		if len(want) != 2*tasks {
+			t.Fatalf("%d items, want %d", len(want), 2*tasks)
+		}
+		// A reasoning on a verdict, checks on unjudged items (and after a
+		// verdict, where the judge still names the item), and grades.
+		storetest.Exec(t, st, `UPDATE scores SET reasoning = 'why' WHERE item_id = ? AND metric = 'score'`, want[0].ID)
+		for _, i := range []int{1, 999, 1399} {
+			for _, check := range []string{"check:exact_match", "check:contains"} {
+				storetest.Exec(t, st, `INSERT INTO scores (run_id, item_id, source, metric, score, created_at) VALUES (?, ?, ?, ?, 1, CURRENT_TIMESTAMP)`,
+					run.ID, want[i].ID, check, check[len("check:"):])
+			}
+		}
+		storetest.Exec(t, st, `INSERT INTO scores (run_id, item_id, source, metric, score, created_at) VALUES (?, ?, 'check:regex', 'regex', 0, CURRENT_TIMESTAMP)`,
+			run.ID, want[0].ID)
+		for _, i := range []int{0, 1, 1200} {
+			if _, err := st.SetGrade(ctx, want[i].ID, store.GradeInput{Grade: "partial"}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		want = allItems(t, st, run.ID)
+		if want[0].Judge == "" || want[0].Reasoning != "why" || want[1].Judge != "check:exact_match check:contains" || want[1].Grade == nil {
+			t.Fatalf("fixture: item 0 judge %q reasoning %q, item 1 judge %q grade %v", want[0].Judge, want[0].Reasoning, want[1].Judge, want[1].Grade)
+		}
+		var got []store.ItemView
+		err = st.EachRunItem(ctx, run.ID, func(v *store.ItemView) error {
+			got = append(got, *v)
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(got) != len(want) {
+			t.Fatalf("exported %d items, want %d", len(got), len(want))
+		}
+		for i := range want {
+			if !reflect.DeepEqual(got[i], want[i]) {
+				t.Fatalf("item %d:\nexport %+v\npage   %+v", i, got[i], want[i])
+			}
+		}
+	})
+}
+
+// allItems reads every item of a run through RunItems, page after page.
+func allItems(t *testing.T, st *store.Store, runID int64) []store.ItemView {
+	t.Helper()
+	var out []store.ItemView
+	for {
+		f := store.ItemFilter{PerPage: 500}
+		if len(out) > 0 {
+			f.AfterID = out[len(out)-1].ID
+		}
+		page, err := st.RunItems(context.Background(), runID, f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(page.Items) == 0 {
+			return out
+		}
+		out = append(out, page.Items...)
+	}
+}
+
+// TestItemsScoresOfDenseIDs: a dense batch of ids, read as a range, brings
+// the scores of those items only, not of the items between them.
+func TestItemsScoresOfDenseIDs(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, st *store.Store) {
+		ctx := context.Background()
+		p, err := st.CreateProvider(ctx, store.ProviderInput{Name: "p", BaseURL: "http://127.0.0.1:9"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		keys := make([]string, 300)
+		ins := make([]store.TaskInput, len(keys))
+		var results []storetest.ItemResult
+		for i := range keys {
+			keys[i] = fmt.Sprintf("t%04d", i)
+			ins[i] = store.TaskInput{TaskKey: keys[i], Category: "c", Question: "q"}
+			results = append(results, storetest.ItemResult{Model: "a", Task: keys[i], Overall: 0.5})
+		}
+		if err := st.CreateTasks(ctx, ins); err != nil {
+			t.Fatal(err)
+		}
+		run := storetest.FixedRun(t, st, "r", p.ID, []string{"a"}, keys, results)
+		page, err := st.RunItems(ctx, run.ID, store.ItemFilter{PerPage: 300})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var ids []int64
+		for i, it := range page.Items {
+			if i%3 != 0 {
+				ids = append(ids, it.ID)
+				if _, err := st.SetGrade(ctx, it.ID, store.GradeInput{Grade: "correct"}); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+		if _, err := st.SetGrade(ctx, page.Items[0].ID, store.GradeInput{Grade: "wrong"}); err != nil {
+			t.Fatal(err)
+		}
+		scores, err := st.ItemsScores(ctx, ids)
+		if err != nil {
+			t.Fatal(err)
+		}
+		grades, err := st.ItemsGrades(ctx, ids)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(scores) != len(ids) || len(grades) != len(ids) {
+			t.Fatalf("scores of %d items, grades of %d, want %d each", len(scores), len(grades), len(ids))
+		}
+		for _, id := range ids {
+			if len(scores[id]) == 0 || grades[id].Grade != "correct" {
+				t.Fatalf("item %d: scores %v, grade %+v", id, scores[id], grades[id])
+			}
+		}
+	})
+}
