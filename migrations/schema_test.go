@@ -81,10 +81,6 @@ func TestDialectsHaveSameSchema(t *testing.T) {
 	}
 	for _, name := range sortedKeys(lite.indexes, pg.indexes) {
 		l, p := lite.indexes[name], pg.indexes[name]
-		if why, ok := schemaExceptions["index "+name]; ok && l != p {
-			t.Logf("index %s differs as intended (sqlite %q, postgres %q): %s", name, l, p, why)
-			continue
-		}
 		switch {
 		case p == "":
 			diffs = append(diffs, fmt.Sprintf("index %s (on %s): only in sqlite", name, l))
@@ -102,12 +98,8 @@ func TestDialectsHaveSameSchema(t *testing.T) {
 }
 
 // schemaExceptions lists columns ("table.column") whose type class or
-// nullability differ between the dialects on purpose, and indexes ("index
-// name") that differ, each with the reason.
-var schemaExceptions = map[string]string{
-	"index idx_items_run_task": "SQLite keeps items' key to run_tasks, whose deletes look up the items citing the task here; " +
-		"PostgreSQL dropped that key (postgres/000025) and with it the index",
-}
+// nullability differ between the dialects on purpose, each with the reason.
+var schemaExceptions = map[string]string{}
 
 // column is what the test compares of one column.
 type column struct {
