@@ -99,6 +99,11 @@ func (s *Store) itemFilterQuery(ctx context.Context, runID int64, f ItemFilter) 
 		}
 		q = q.Where("i.run_target_id IN ?", append(targets, 0)) // 0: no target, so an unknown model matches nothing
 	}
+	if f.Phase != "" || f.Reason != "" {
+		// A failure group's items are FAILED (a retry clears failed_phase);
+		// the literal lets both databases use the partial idx_items_failures.
+		q = q.Where("i.status = 'FAILED'")
+	}
 	if f.Phase != "" {
 		q = q.Where("i.failed_phase = ?", f.Phase)
 	}
