@@ -50,91 +50,38 @@ func gradingQuery(c echo.Context) (views.GradingQuery, int64, error) {
 	return q, item, nil
 }
 
-// gradingOrder filters and orders the grading queue: first the items that
-// were ungraded when the session began, those the judges disagree on most
-// first, then the ones graded before, by id. Grading an item during the
-// session leaves it in its place, so going back finds it.
-func gradingOrder(entries []store.GradingEntry, q views.GradingQuery) []store.GradingEntry {
-	since := time.UnixMilli(q.Since)
-	before := func(e store.GradingEntry) bool { return e.GradedAt != nil && e.GradedAt.Before(since) }
-	out := make([]store.GradingEntry, 0, len(entries))
-	for _, e := range entries {
-		if !q.Ungraded || !before(e) {
-			out = append(out, e)
-		}
-	}
-	slices.SortStableFunc(out, func(a, b store.GradingEntry) int {
-		ba, bb := before(a), before(b)
-		switch {
-		case ba != bb && ba:
-			return 1
-		case ba != bb:
-			return -1
-		case !ba && a.Spread != b.Spread:
-			return cmp.Compare(b.Spread, a.Spread)
-		}
-		return cmp.Compare(a.ItemID, b.ItemID)
-	})
-	return out
-}
-
-// nextToGrade picks where to go after grading item id: the next ungraded
-// item after it in the queue, else the first ungraded one, else the next.
-func nextToGrade(order []store.GradingEntry, id int64) int64 {
-	pos := slices.IndexFunc(order, func(e store.GradingEntry) bool { return e.ItemID == id })
-	ungraded := func(e store.GradingEntry) bool { return e.GradedAt == nil && e.ItemID != id }
-	if i := slices.IndexFunc(order[pos+1:], ungraded); i >= 0 {
-		return order[pos+1+i].ItemID
-	}
-	if i := slices.IndexFunc(order, ungraded); i >= 0 {
-		return order[i].ItemID
-	}
-	if pos >= 0 && pos+1 < len(order) {
-		return order[pos+1].ItemID
-	}
-	return id
+// gradingSession is the store's grading queue of the query q.
+func gradingSession(q views.GradingQuery) store.GradingSession {
+	return store.GradingSession{Filter: store.ItemFilter{Status: store.ItemStatus(q.Status), Model: q.Model},
+		UngradedOnly: q.Ungraded, Since: time.UnixMilli(q.Since)}
 }
 
 // gradingView builds the grading panel at item id (0 or an item not in the
 // queue: the head of the queue).
 func (h *Handler) gradingView(ctx context.Context, run *store.Run, q views.GradingQuery, id int64) (views.GradingView, error) {
 	v := views.GradingView{RunID: run.ID, Query: q}
-	entries, err := h.store.GradingQueue(ctx, run.ID, store.ItemFilter{Status: store.ItemStatus(q.Status), Model: q.Model})
+	p, err := h.store.GradingPlace(ctx, run.ID, gradingSession(q), id)
 	if err != nil {
 		return v, err
 	}
-	v.Total = len(entries)
-	for _, e := range entries {
-		if e.GradedAt != nil {
-			v.Graded++
-		}
-	}
-	order := gradingOrder(entries, q)
-	v.Queue = len(order)
-	if len(order) == 0 {
+	v.Total, v.Graded, v.Queue = int(p.Total), int(p.Graded), int(p.Queue)
+	if p.ItemID == 0 {
 		return v, nil
 	}
-	pos := max(slices.IndexFunc(order, func(e store.GradingEntry) bool { return e.ItemID == id }), 0)
-	v.Position = pos + 1
-	if pos > 0 {
-		v.PrevID = order[pos-1].ItemID
-	}
-	if pos+1 < len(order) {
-		v.NextID = order[pos+1].ItemID
-	}
-	v.Item, err = h.gradingItem(ctx, run, order[pos])
+	v.Position, v.PrevID, v.NextID = int(p.Position), p.PrevID, p.NextID
+	v.Item, err = h.gradingItem(ctx, run, p.ItemID, p.Spread)
 	return v, err
 }
 
 // gradingItem gathers what a person needs to grade an item: the task and
 // its references, the answers, and each judge's scores.
-func (h *Handler) gradingItem(ctx context.Context, run *store.Run, e store.GradingEntry) (*views.GradingItem, error) {
-	w, err := h.store.GradingItem(ctx, run.ID, e.ItemID)
+func (h *Handler) gradingItem(ctx context.Context, run *store.Run, id int64, spread float64) (*views.GradingItem, error) {
+	w, err := h.store.GradingItem(ctx, run.ID, id)
 	if err != nil {
 		return nil, err
 	}
 	it := &views.GradingItem{ID: w.ID, Task: w.Task, Target: w.Target, Status: string(w.Status), Repeat: w.RepeatIndex,
-		Repeats: run.Repeats, Error: w.Error, Spread: e.Spread}
+		Repeats: run.Repeats, Error: w.Error, Spread: spread}
 	if it.Grade, err = h.store.ItemGrade(ctx, w.ID); err != nil {
 		return nil, err
 	}
@@ -260,11 +207,11 @@ func (h *Handler) gradeItemPage(c echo.Context) error {
 		return err
 	}
 	// Where to go next is decided on the queue as it was before this grade.
-	entries, err := h.store.GradingQueue(ctx, runID, store.ItemFilter{Status: store.ItemStatus(q.Status), Model: q.Model})
+	place, err := h.store.GradingPlace(ctx, runID, gradingSession(q), itemID)
 	if err != nil {
 		return err
 	}
-	next := nextToGrade(gradingOrder(entries, q), itemID)
+	next := cmp.Or(place.NextToGrade, itemID)
 	in := store.GradeInput{Grade: c.FormValue("grade"), Notes: c.FormValue("notes")}
 	g, err := h.store.SetGrade(withoutCancel(c), itemID, in)
 	if err != nil {

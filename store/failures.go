@@ -23,7 +23,7 @@ func (s *Store) RunFailures(ctx context.Context, runID int64) ([]FailureGroup, e
 	reason := s.failureReason("error")
 	out := []FailureGroup{}
 	err := s.conn(ctx).Model(&Item{}).Select("failed_phase AS phase, "+reason+" AS reason, COUNT(*) AS count").
-		Where("run_id = ? AND status = ?", runID, ItemFailed).
+		Where("run_id = ? AND status = 'FAILED'", runID). // literal: the partial index idx_items_failures
 		Group("failed_phase, " + reason).Order("count DESC, phase, reason").Limit(MaxFailureGroups).Scan(&out).Error
 	if err != nil {
 		return nil, fmt.Errorf("store: run failures: %w", err)

@@ -3,8 +3,6 @@ package store
 import (
 	"context"
 	"fmt"
-
-	"gorm.io/gorm"
 )
 
 // ItemWork returns an item with its frozen task and target; an item of a
@@ -61,27 +59,19 @@ type ItemPlace struct {
 // items. The item itself need not match (its status may have moved on):
 // its neighbours are still those around its id.
 func (s *Store) ItemPlace(ctx context.Context, runID, itemID int64, f ItemFilter) (ItemPlace, error) {
+	// One pass over the matching items counts them all at once.
 	var p ItemPlace
 	var self int64
-	// Each query starts from a fresh filter: a GORM chain keeps its conditions.
-	for _, query := range []func(q *gorm.DB) error{
-		func(q *gorm.DB) error {
-			return q.Select("COALESCE(MAX(i.id), 0)").Where("i.id < ?", itemID).Scan(&p.Prev).Error
-		},
-		func(q *gorm.DB) error {
-			return q.Select("COALESCE(MIN(i.id), 0)").Where("i.id > ?", itemID).Scan(&p.Next).Error
-		},
-		func(q *gorm.DB) error { return q.Where("i.id < ?", itemID).Count(&p.Before).Error },
-		func(q *gorm.DB) error { return q.Count(&p.Total).Error },
-		func(q *gorm.DB) error { return q.Where("i.id = ?", itemID).Count(&self).Error },
-	} {
-		q, err := s.itemFilterQuery(ctx, runID, f)
-		if err != nil {
-			return p, err
-		}
-		if err := query(q); err != nil {
-			return p, fmt.Errorf("store: item place: %w", err)
-		}
+	q, err := s.itemFilterQuery(ctx, runID, f)
+	if err != nil {
+		return p, err
+	}
+	row := q.Select(`COALESCE(MAX(CASE WHEN i.id < ? THEN i.id END), 0),
+		COALESCE(MIN(CASE WHEN i.id > ? THEN i.id END), 0),
+		COALESCE(SUM(CASE WHEN i.id < ? THEN 1 ELSE 0 END), 0), COUNT(*),
+		COALESCE(SUM(CASE WHEN i.id = ? THEN 1 ELSE 0 END), 0)`, itemID, itemID, itemID, itemID).Row()
+	if err := row.Scan(&p.Prev, &p.Next, &p.Before, &p.Total, &self); err != nil {
+		return p, fmt.Errorf("store: item place: %w", err)
 	}
 	p.Matches = self == 1
 	return p, nil

@@ -99,6 +99,11 @@ func (s *Store) itemFilterQuery(ctx context.Context, runID int64, f ItemFilter) 
 		}
 		q = q.Where("i.run_target_id IN ?", append(targets, 0)) // 0: no target, so an unknown model matches nothing
 	}
+	if f.Phase != "" || f.Reason != "" {
+		// A failure group's items are FAILED (a retry clears failed_phase);
+		// the literal lets both databases use the partial idx_items_failures.
+		q = q.Where("i.status = 'FAILED'")
+	}
 	if f.Phase != "" {
 		q = q.Where("i.failed_phase = ?", f.Phase)
 	}
@@ -106,7 +111,9 @@ func (s *Store) itemFilterQuery(ctx context.Context, runID int64, f ItemFilter) 
 		q = q.Where(s.failureReason("i.error")+" = ?", f.Reason)
 	}
 	if f.Violation != "" {
-		q = q.Where("EXISTS (SELECT 1 FROM violations v WHERE v.item_id = i.id AND v.category = ?)", f.Violation)
+		// Driven from the run's violations of the category (an index range),
+		// not probed once per item of the run.
+		q = q.Where("i.id IN (SELECT v.item_id FROM violations v WHERE v.run_id = ? AND v.category = ?)", runID, f.Violation)
 	}
 	return q, nil
 }
