@@ -59,7 +59,7 @@ func TestBenchCommand(t *testing.T) {
 // that the item counts add up.
 func checkBenchOutput(t *testing.T, out string) {
 	t.Helper()
-	for _, figure := range []string{"created", "workers: items answered", "workers: rate", "worker", "peak RSS",
+	for _, figure := range []string{"created", "workers: items answered", "workers: completed items/s", "worker", "peak RSS",
 		"bulk fill", "summary: GET /api/runs/{id}", "analysis", "run page", "items: deep page", "items: model",
 		"API items: first page", "item page", "grading page", "export csv", "export json",
 		"export csv: server RSS growth", "export json: server RSS growth", "server: peak RSS"} {

@@ -164,11 +164,12 @@ func (b *bencher) work(ctx context.Context) error {
 	}
 	b.rep.ByWorkers = prog.Count(store.ItemCompleted) + prog.Count(store.ItemFailed)
 	answered := b.rep.ByWorkers + prog.Count(store.ItemWaitingForJudge) + prog.Count(store.ItemJudging)
-	// An item is two calls, its answer and its verdict; judging starts when
-	// every answer is in, so a short bench completes few items itself.
+	// An item is two calls, its answer and its verdict (pipelined: judged
+	// as soon as it is answered).
 	b.rep.add(info("workers: items answered", float64(answered), "items"),
 		info("workers: items completed", float64(b.rep.ByWorkers), "items"),
-		info("workers: rate (provider calls ÷ 2)", float64(b.fake.calls.Load())/2/took.Seconds(), "items/s"))
+		info("workers: completed items/s", float64(b.rep.ByWorkers)/took.Seconds(), "items/s"),
+		info("workers: provider calls ÷ 2 per second", float64(b.fake.calls.Load())/2/took.Seconds(), "items/s"))
 	for _, p := range procs {
 		b.rep.add(below(p.name+": peak RSS", mb(p.Peak()), "MB", rssTarget))
 	}

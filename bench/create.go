@@ -44,7 +44,9 @@ func create(ctx context.Context, st *store.Store, eng *engine.Engine, cfg Config
 	}
 	out.collection = time.Since(start)
 
-	in := store.RunInput{Name: prefix, CollectionIDs: []int64{col.ID}, Repeats: cfg.Repeats,
+	// Pipelined, so the workers complete items (answer and verdict) from
+	// the start: a bench of a few minutes sees whole items, not answers only.
+	in := store.RunInput{Name: prefix, CollectionIDs: []int64{col.ID}, Repeats: cfg.Repeats, Pipeline: true,
 		Judge: &store.ModelRef{ProviderID: p.ID, Model: "judge"}}
 	for i := range cfg.Models {
 		in.Targets = append(in.Targets, store.ModelRef{ProviderID: p.ID, Model: fmt.Sprintf("model-%02d", i)})
