@@ -149,7 +149,7 @@ func (b *bencher) work(ctx context.Context) error {
 	}
 	b.progress(fmt.Sprintf("%d worker process(es) working for %s", len(procs), b.cfg.Duration))
 	start := time.Now()
-	if err := b.waitWork(ctx, procs, start.Add(b.cfg.Duration)); err != nil {
+	if _, err := b.waitWork(ctx, procs, start.Add(b.cfg.Duration)); err != nil {
 		return err
 	}
 	for _, p := range procs {
@@ -176,29 +176,29 @@ func (b *bencher) work(ctx context.Context) error {
 	return nil
 }
 
-// waitWork returns at deadline, when the run has ended, or with the error
-// of a process that died.
-func (b *bencher) waitWork(ctx context.Context, procs []*proc, deadline time.Time) error {
+// waitWork polls until deadline or until the run has ended (ended), and
+// fails with the error of a process that died.
+func (b *bencher) waitWork(ctx context.Context, procs []*proc, deadline time.Time) (ended bool, err error) {
 	for time.Now().Before(deadline) {
 		for _, p := range procs {
 			if err := p.alive(); err != nil {
-				return err
+				return false, err
 			}
 		}
 		run, err := b.st.Run(ctx, b.rep.RunID)
 		if err != nil {
-			return fmt.Errorf("bench: run: %w", err)
+			return false, fmt.Errorf("bench: run: %w", err)
 		}
 		if !run.Active() {
-			return nil
+			return true, nil
 		}
 		select {
 		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(min(500*time.Millisecond, time.Until(deadline))):
+			return false, fmt.Errorf("bench: run %d still %s: %w", run.ID, run.Status, ctx.Err())
+		case <-time.After(min(200*time.Millisecond, time.Until(deadline))):
 		}
 	}
-	return nil
+	return false, nil
 }
 
 // fill completes what the workers left with the bulk fill.
@@ -277,23 +277,15 @@ func (b *bencher) serve(ctx context.Context) error {
 // finds every item done and ends it (storing its summary), as it would
 // after the last real verdict.
 func (b *bencher) waitEnded(ctx context.Context, srv *proc) error {
-	for {
-		if err := srv.alive(); err != nil {
-			return err
-		}
-		run, err := b.st.Run(ctx, b.rep.RunID)
-		if err != nil {
-			return fmt.Errorf("bench: run: %w", err)
-		}
-		if !run.Active() {
-			return nil
-		}
-		select {
-		case <-ctx.Done():
-			return fmt.Errorf("bench: run %d still %s: %w", run.ID, run.Status, ctx.Err())
-		case <-time.After(200 * time.Millisecond):
-		}
+	deadline, ok := ctx.Deadline()
+	if !ok {
+		deadline = time.Now().Add(time.Hour)
 	}
+	ended, err := b.waitWork(ctx, []*proc{srv}, deadline)
+	if err == nil && !ended {
+		err = fmt.Errorf("bench: run %d did not end by %s", b.rep.RunID, deadline.Format(time.TimeOnly))
+	}
+	return err
 }
 
 func mb(bytes int64) float64     { return float64(bytes) / (1 << 20) }
