@@ -21,6 +21,7 @@ type panelJudge struct {
 	tmpl    *template.Template
 	metrics []rubric.Metric
 	schema  json.RawMessage // the verdict's JSON schema, made once
+	system  string          // the system prompt, the same for every item
 	err     error           // an unusable template fails the judge's items with this
 }
 
@@ -46,6 +47,7 @@ func newPanelJudge(ctx context.Context, j store.RunJudge, opts store.RunOptions)
 		pj.metrics = []rubric.Metric{{Name: rubric.Overall, Weight: 1}}
 	}
 	pj.schema = rubric.Schema(pj.metrics, pj.ScaleMin, pj.ScaleMax, pj.AsksViolations)
+	pj.system = rubric.SystemPrompt(pj.PersonalityName, pj.PersonalityDescription, pj.metrics, pj.ScaleMin, pj.ScaleMax, pj.AsksViolations)
 	return pj
 }
 
@@ -74,7 +76,7 @@ func (pj *panelJudge) judgeRequest(ctx context.Context, w *store.WorkItem) (llm.
 		JSONSchema:  pj.schema,
 		Temperature: pj.Settings.Temperature, MaxTokens: pj.Settings.MaxTokens, ReasoningEffort: pj.Settings.ReasoningEffort,
 		Messages: []llm.Message{
-			{Role: "system", Content: rubric.SystemPrompt(pj.PersonalityName, pj.PersonalityDescription, pj.metrics, pj.ScaleMin, pj.ScaleMax, pj.AsksViolations)},
+			{Role: "system", Content: pj.system},
 			{Role: "user", Content: prompt},
 		}}, nil
 }

@@ -3,6 +3,7 @@
 package llm
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -202,9 +203,11 @@ func (c *Client) Chat(ctx context.Context, req Request) (Response, error) {
 		params.ReasoningEffort = shared.ReasoningEffort(req.ReasoningEffort)
 	}
 	if len(req.JSONSchema) > 0 {
-		var schema map[string]any
-		if err := json.Unmarshal(req.JSONSchema, &schema); err != nil {
-			return Response{}, fmt.Errorf("llm: bad json schema: %w", err)
+		// The schema goes into the body as it is: decoding it into a map for
+		// the SDK to encode again cost every judge call both ways.
+		schema := bytes.TrimSpace(req.JSONSchema)
+		if !json.Valid(schema) || schema[0] != '{' {
+			return Response{}, errors.New("llm: bad json schema: not a JSON object")
 		}
 		name := req.SchemaName
 		if name == "" {
@@ -212,7 +215,7 @@ func (c *Client) Chat(ctx context.Context, req Request) (Response, error) {
 		}
 		params.ResponseFormat = openai.ChatCompletionNewParamsResponseFormatUnion{
 			OfJSONSchema: &shared.ResponseFormatJSONSchemaParam{JSONSchema: shared.ResponseFormatJSONSchemaJSONSchemaParam{
-				Name: name, Schema: schema, Strict: openai.Bool(true),
+				Name: name, Schema: json.RawMessage(schema), Strict: openai.Bool(true),
 			}},
 		}
 	}

@@ -80,11 +80,13 @@ func (s *Store) claim(ctx context.Context, p ClaimParams) ([]Item, error) {
 		}
 	}
 	sql, args := s.claimSQL(p, "?", "0", limit)
-	var items []Item
-	if err := s.rawScan(ctx, &items, sql, args...); err != nil {
+	rows, err := s.rawQuery(ctx, sql, args...)
+	if err != nil {
 		return nil, err
 	}
-	return items, nil
+	var items []Item
+	err = scanItems(rows, nil, func(it Item) { items = append(items, it) })
+	return items, err
 }
 
 // claimSQL is the claim statement. It takes up to take items (an SQL
@@ -126,7 +128,7 @@ func (s *Store) claimSQL(p ClaimParams, take, give string, takeArgs ...any) (str
 			AND (next_retry_at IS NULL OR next_retry_at <= ?)` + cond + `
 			AND EXISTS (SELECT 1 FROM runs WHERE runs.id = items.run_id AND runs.status = 'RUNNING' AND runs.deleted_at IS NULL)
 			ORDER BY id LIMIT ` + limitExpr + lock + `)
-		RETURNING *`, args
+		RETURNING ` + itemColumnList(""), args
 }
 
 // attemptsColumn is the count of provider calls of the phase an item in

@@ -56,37 +56,54 @@ func (s *Store) completeAllOnce(ctx context.Context, cs []*Completion, next *Cla
 			FROM unnest(?::bigint[], ?::bigint[], ?::text[], ?::text[]) AS x(item, judge, category, detail)
 			JOIN done ON done.id = x.item)`
 	result := ` SELECT COALESCE((SELECT string_agg(id::text, ',') FROM done), '') AS written`
-	if next != nil && slices.Contains(wants, true) {
+	withSuccessor := next != nil && slices.Contains(wants, true)
+	if withSuccessor {
 		k := "(SELECT COUNT(*) FROM done WHERE k_next)"
 		claim, claimArgs := s.claimSQL(*next, k, k)
 		text += `, successor AS (` + claim + `)`
 		args = append(args, claimArgs...)
-		result += `, successor.* FROM (SELECT 1) AS one LEFT JOIN successor ON true`
+		result += `, ` + itemColumnsOrAbsent("successor") + ` FROM (SELECT 1) AS one LEFT JOIN successor ON true`
 	}
-	var rows []struct {
-		Written string
-		Item
-	}
-	if err := s.rawScan(ctx, &rows, text+result, args...); err != nil {
+	written, successors, err := s.scanCompletion(ctx, text+result, args, withSuccessor)
+	if err != nil {
 		return fmt.Errorf("store: complete %d item(s): %w", len(cs), err)
 	}
-	written := map[string]bool{}
-	var successors []Item
-	for _, r := range rows {
-		for _, id := range strings.Split(r.Written, ",") {
-			written[id] = true
-		}
-		if r.ID != 0 {
-			successors = append(successors, r.Item)
-		}
-	}
 	for _, c := range cs {
-		if !written[strconv.FormatInt(c.Item.ID, 10)] {
+		if !written[c.Item.ID] {
 			c.Err = leaseLost(c.Item)
 		}
 	}
 	give(cs, successors)
 	return nil
+}
+
+// scanCompletion runs the completion statement and reads the ids it wrote
+// and, withSuccessor, the successor it claimed (one row either way).
+func (s *Store) scanCompletion(ctx context.Context, text string, args []any, withSuccessor bool) (written map[int64]bool, successors []Item, err error) {
+	rows, err := s.rawQuery(ctx, text, args...)
+	if err != nil {
+		return nil, nil, err
+	}
+	var list string
+	if withSuccessor {
+		err = scanItems(rows, []any{&list}, func(it Item) {
+			if it.ID != 0 {
+				successors = append(successors, it)
+			}
+		})
+	} else {
+		err = scanOne(rows, &list)
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	written = map[int64]bool{}
+	for f := range strings.SplitSeq(list, ",") {
+		if id, err := strconv.ParseInt(f, 10, 64); err == nil {
+			written[id] = true
+		}
+	}
+	return written, successors, nil
 }
 
 // byPgSetShape splits completions into runs that share a SET list, each

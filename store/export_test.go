@@ -36,3 +36,10 @@ func (s *Store) NextDeliveryAt(ctx context.Context) (*time.Time, error) {
 	}
 	return ds[0].NextAttemptAt, nil
 }
+
+// ItemRow reads an item's row through GORM, as the hand-written scan's reference.
+func (s *Store) ItemRow(ctx context.Context, id int64) (Item, error) {
+	var it Item
+	err := s.conn(ctx).Take(&it, id).Error
+	return it, err
+}

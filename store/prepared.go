@@ -102,13 +102,7 @@ func (s *Store) stmt(ctx context.Context, text string) *sql.Stmt {
 // renders every statement with its values into a string for a logger,
 // however discarded. args are plain values: no slices to expand.
 func (s *Store) rawScan(ctx context.Context, dest any, text string, args ...any) error {
-	var rows *sql.Rows
-	var err error
-	if stmt := s.stmt(ctx, text); stmt != nil {
-		rows, err = stmt.QueryContext(ctx, args...)
-	} else {
-		rows, err = s.conn(ctx).Statement.ConnPool.QueryContext(ctx, s.placeholders(text), args...)
-	}
+	rows, err := s.rawQuery(ctx, text, args...)
 	if err != nil {
 		return err
 	}
@@ -121,6 +115,15 @@ func (s *Store) rawScan(ctx context.Context, dest any, text string, args ...any)
 		return err
 	}
 	return rows.Err()
+}
+
+// rawQuery runs a query, with text's prepared statement if there is one,
+// and returns its rows for the caller to scan and close.
+func (s *Store) rawQuery(ctx context.Context, text string, args ...any) (*sql.Rows, error) {
+	if stmt := s.stmt(ctx, text); stmt != nil {
+		return stmt.QueryContext(ctx, args...)
+	}
+	return s.conn(ctx).Statement.ConnPool.QueryContext(ctx, s.placeholders(text), args...)
 }
 
 // rawExec runs a statement, as Exec does, with text's prepared statement if

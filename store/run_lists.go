@@ -24,6 +24,16 @@ func (s *Store) Run(ctx context.Context, id int64) (*Run, error) {
 	return &r, nil
 }
 
+// RunEnd returns a run's status, error and finish time only: one cheap
+// read for whoever waits for the run to end.
+func (s *Store) RunEnd(ctx context.Context, id int64) (*Run, error) {
+	var r Run
+	if err := s.conn(ctx).Select("id", "status", "error", "finished_at").Take(&r, id).Error; err != nil {
+		return nil, fmt.Errorf("store: run end: %w", notFound(err, "run", id))
+	}
+	return &r, nil
+}
+
 // RunFilter narrows and pages the run list.
 type RunFilter struct {
 	Status       RunStatus
