@@ -3,6 +3,7 @@ package bench_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"math"
 	"testing"
 
@@ -131,4 +132,78 @@ func asJSON(t *testing.T, v any) string {
 		t.Fatal(err)
 	}
 	return string(b)
+}
+
+// TestTaskResultsMatchItems checks each (model, task) row of TaskResults,
+// scanned by hand, against the run's items: counts, score mean and range,
+// time, tokens per second and cost.
+func TestTaskResultsMatchItems(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, st *store.Store) {
+		ctx := context.Background()
+		runID := panelRun(t, st, 40)
+		if _, err := bench.FillCompleted(ctx, st, runID); err != nil {
+			t.Fatal(err)
+		}
+		page, err := st.RunItems(ctx, runID, store.ItemFilter{PerPage: 100})
+		if err != nil {
+			t.Fatal(err)
+		}
+		type sums struct {
+			items, scored, passed          int64
+			score, time, tps, cost         float64
+			lo, hi                         float64
+			timed, rated, priced, anyScore bool
+		}
+		want := map[string]*sums{}
+		for _, it := range page.Items {
+			key := fmt.Sprint(it.RunTargetID, "/", it.TaskID)
+			s := want[key]
+			if s == nil {
+				s = &sums{lo: math.Inf(1), hi: math.Inf(-1)}
+				want[key] = s
+			}
+			s.items++
+			if it.Score != nil {
+				s.scored, s.score, s.anyScore = s.scored+1, s.score+*it.Score, true
+				s.lo, s.hi = min(s.lo, *it.Score), max(s.hi, *it.Score)
+				if *it.Score >= 50 { // the middle of both judges' 0–100 scale
+					s.passed++
+				}
+			}
+			if it.TimeMs != nil {
+				s.time, s.timed = s.time+float64(*it.TimeMs), true
+			}
+			if it.TokensPerS != nil {
+				s.tps, s.rated = s.tps+*it.TokensPerS, true
+			}
+			if it.CostUSD != nil {
+				s.cost, s.priced = s.cost+*it.CostUSD, true
+			}
+		}
+		got, err := st.TaskResults(ctx, runID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(got) != len(want) {
+			t.Fatalf("%d task results, want %d", len(got), len(want))
+		}
+		near := func(p *float64, v float64, ok bool) bool {
+			return (p != nil) == ok && (p == nil || math.Abs(*p-v) < 1e-9)
+		}
+		for _, r := range got {
+			s := want[fmt.Sprint(r.RunTargetID, "/", r.TaskKey)]
+			switch {
+			case s == nil:
+				t.Errorf("task result %+v: no such items", r)
+			case r.Items != s.items || r.Scored != s.scored || r.Passed != s.passed || r.Category == "",
+				!near(r.Score, s.score/float64(max(s.scored, 1)), s.anyScore),
+				!near(r.MinScore, s.lo, s.anyScore), !near(r.MaxScore, s.hi, s.anyScore),
+				!near(r.CostUSD, s.cost, s.priced):
+				t.Errorf("task result %s of target %d: %+v, want %+v", r.TaskKey, r.RunTargetID, r, *s)
+			}
+			if r.TimeMs == nil || r.TPS == nil {
+				t.Errorf("task result %s of target %d: no time or tokens per second", r.TaskKey, r.RunTargetID)
+			}
+		}
+	})
 }
