@@ -46,13 +46,26 @@ func (s *Store) TaskResults(ctx context.Context, runID int64) ([]TaskResult, err
 	}
 	defer rows.Close()
 	var out []TaskResult
+	// Every target repeats each task's id, category and use case: one copy
+	// of each is kept.
+	names := map[string]string{}
+	intern := func(b sql.RawBytes) string {
+		if s, ok := names[string(b)]; ok {
+			return s
+		}
+		s := string(b)
+		names[s] = s
+		return s
+	}
 	for rows.Next() {
 		var r TaskResult
+		var key, category, usecase sql.RawBytes
 		var nums [6]sql.NullFloat64
-		if err := rows.Scan(&r.RunTargetID, &r.TaskKey, &r.Category, &r.UseCase, &r.Items, &r.Scored, &r.Passed,
+		if err := rows.Scan(&r.RunTargetID, &key, &category, &usecase, &r.Items, &r.Scored, &r.Passed,
 			&nums[0], &nums[1], &nums[2], &nums[3], &nums[4], &nums[5]); err != nil {
 			return nil, fmt.Errorf("store: task results: %w", err)
 		}
+		r.TaskKey, r.Category, r.UseCase = intern(key), intern(category), intern(usecase)
 		for i, p := range []**float64{&r.Score, &r.MinScore, &r.MaxScore, &r.TimeMs, &r.TPS, &r.CostUSD} {
 			if nums[i].Valid {
 				v := nums[i].Float64
