@@ -70,57 +70,59 @@ func agreement(r stats.KappaResult) *Agreement {
 
 // Agreements computes each judge's linear-weighted kappa against the human
 // grades (judge scores binned into thirds of the scale) and each pair of
-// judges' quadratic-weighted kappa on their own scores.
-func Agreements(judges []store.RunJudge, rows []store.JudgedGrade) Report {
+// judges' quadratic-weighted kappa on their own scores (rounded to whole
+// points of the scale).
+func Agreements(judges []store.RunJudge, in *store.JudgeAgreement) Report {
 	byJudge := map[int64]store.RunJudge{}
 	for _, j := range judges {
 		byJudge[j.ID] = j
 	}
-	type human struct{ judge, grade []int }
-	hs := map[int64]*human{}
-	perItem := map[int64]map[int64]float64{}
-	for _, r := range rows {
+	human := map[int64][]float64{} // per judge, its 3×3 table against the grades
+	for _, r := range in.Graded {
 		j, ok := byJudge[r.RunJudgeID]
 		if !ok {
 			continue
 		}
-		if r.Grade != nil {
-			h := hs[r.RunJudgeID]
-			if h == nil {
-				h = &human{}
-				hs[r.RunJudgeID] = h
-			}
-			h.judge = append(h.judge, level(r.Score, j))
-			h.grade = append(h.grade, gradeLevel[*r.Grade])
+		if human[j.ID] == nil {
+			human[j.ID] = make([]float64, 3*3)
 		}
-		if perItem[r.ItemID] == nil {
-			perItem[r.ItemID] = map[int64]float64{}
-		}
-		perItem[r.ItemID][r.RunJudgeID] = r.Score
+		human[j.ID][level(r.Score, j)*3+gradeLevel[r.Grade]]++
 	}
 	rep := Report{Judges: []JudgeAgreement{}, Pairs: []PairAgreement{}}
 	for _, j := range judges {
 		ja := JudgeAgreement{RunJudgeID: j.ID, Judge: j.Name}
-		if h := hs[j.ID]; h != nil {
-			ja.Human = agreement(stats.Kappa(h.judge, h.grade, 3, stats.Linear))
+		if t := human[j.ID]; t != nil {
+			ja.Human = agreement(stats.KappaTable(t, 3, stats.Linear))
 		}
 		rep.Judges = append(rep.Judges, ja)
 	}
 	for x := 0; x < len(judges); x++ {
 		for y := x + 1; y < len(judges); y++ {
 			a, b := judges[x], judges[y]
-			var sa, sb []int
-			for _, scores := range perItem {
-				va, okA := scores[a.ID]
-				vb, okB := scores[b.ID]
-				if okA && okB {
-					sa = append(sa, int(math.Round(va))-a.ScaleMin)
-					sb = append(sb, int(math.Round(vb))-b.ScaleMin)
-				}
-			}
+			k := a.ScaleMax - a.ScaleMin + 1
 			rep.Pairs = append(rep.Pairs, PairAgreement{JudgeA: a.Name, JudgeB: b.Name,
-				Score: agreement(stats.Kappa(sa, sb, a.ScaleMax-a.ScaleMin+1, stats.Quadratic))})
+				Score: agreement(stats.KappaTable(pairTable(in.Pairs, a, b, k), k, stats.Quadratic))})
 		}
 	}
 	return rep
+}
+
+// pairTable is judges a and b's k×k table of rounded scores (points above
+// each one's scale minimum); scores off the table are left out.
+func pairTable(pairs []store.JudgePairCount, a, b store.RunJudge, k int) []float64 {
+	table := make([]float64, max(k, 0)*max(k, 0))
+	for _, p := range pairs {
+		sa, sb := p.ScoreA, p.ScoreB
+		switch {
+		case p.JudgeA == b.ID && p.JudgeB == a.ID:
+			sa, sb = sb, sa
+		case p.JudgeA != a.ID || p.JudgeB != b.ID:
+			continue
+		}
+		i, j := int(math.Round(sa))-a.ScaleMin, int(math.Round(sb))-b.ScaleMin
+		if i >= 0 && i < k && j >= 0 && j < k {
+			table[i*k+j] += float64(p.N)
+		}
+	}
+	return table
 }

@@ -29,6 +29,17 @@ type Entry struct {
 	Tasks map[string]store.TaskResult `json:"-"`
 	// PassThreshold is the score a task needs to pass in the entry's run.
 	PassThreshold float64 `json:"pass_threshold"`
+	// keys are Tasks' keys in order, sorted once by Entries: every pair
+	// test walks them twice, and a big run has 50,000.
+	keys []string
+}
+
+// taskKeys lists the entry's task ids in order.
+func (e Entry) taskKeys() []string {
+	if len(e.keys) == len(e.Tasks) {
+		return e.keys
+	}
+	return slices.Sorted(maps.Keys(e.Tasks))
 }
 
 // Label names an entry for people: "model (run name)".
@@ -59,6 +70,9 @@ func Entries(run *store.Run, pass float64, results []store.TaskResult) []Entry {
 		if i, ok := index[r.RunTargetID]; ok {
 			out[i].Tasks[r.TaskKey] = r
 		}
+	}
+	for i := range out {
+		out[i].keys = slices.Sorted(maps.Keys(out[i].Tasks))
 	}
 	return out
 }
@@ -127,8 +141,8 @@ func taskPass(r store.TaskResult) (float64, bool) {
 
 // values collects an entry's per-task values in task-id order.
 func values(e Entry, get func(store.TaskResult) (float64, bool)) []float64 {
-	var out []float64
-	for _, k := range slices.Sorted(maps.Keys(e.Tasks)) {
+	out := make([]float64, 0, len(e.Tasks))
+	for _, k := range e.taskKeys() {
 		if v, ok := get(e.Tasks[k]); ok {
 			out = append(out, v)
 		}
@@ -210,7 +224,9 @@ func Summarise(entries []Entry, baselines []int) []EntryStats {
 
 // paired returns the two entries' values on the tasks both have, in task order.
 func paired(a, b Entry, get func(store.TaskResult) (float64, bool)) (xs, ys []float64) {
-	for _, k := range slices.Sorted(maps.Keys(a.Tasks)) {
+	n := min(len(a.Tasks), len(b.Tasks))
+	xs, ys = make([]float64, 0, n), make([]float64, 0, n)
+	for _, k := range a.taskKeys() {
 		rb, ok := b.Tasks[k]
 		if !ok {
 			continue

@@ -18,11 +18,11 @@ type Analysis struct {
 
 // Agreement is the run's judge–human and judge–judge agreement, computed now.
 func (s *Service) Agreement(ctx context.Context, run *store.Run) (analysis.Report, error) {
-	rows, err := s.store.RunJudgeScores(ctx, run.ID)
+	in, err := s.store.RunJudgeAgreement(ctx, run.ID)
 	if err != nil {
 		return analysis.Report{}, err
 	}
-	return analysis.Agreements(run.Judges, rows), nil
+	return analysis.Agreements(run.Judges, in), nil
 }
 
 // Analysis returns the run's statistics: the cached ones, fresh when they

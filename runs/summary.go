@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"golang.org/x/sync/errgroup"
+	"golang.org/x/sync/singleflight"
 
 	"tribunal/analysis"
 	"tribunal/rubric"
@@ -248,12 +249,25 @@ func summaryOf(ctx context.Context, st *store.Store, run *store.Run, prog Progre
 	// The grade stamp is read before the grades are counted: a grade landing
 	// in between leaves an older stamp, which only recounts them next time.
 	stamp := gradedStamp(base, *grades)
-	sum, err := summarize(ctx, st, run, prog)
-	if err != nil || !ended {
-		return sum, stamp, err
+	v, err, _ := computing.Do(fmt.Sprint(run.ID, " ", stamp), func() (any, error) {
+		sum, err := summarize(ctx, st, run, prog)
+		if err != nil || !ended {
+			return sum, err
+		}
+		return sum, saveSnapshot(ctx, st, run.ID, stamp, sum)
+	})
+	if err != nil {
+		return nil, "", err
 	}
-	return sum, stamp, saveSnapshot(ctx, st, run.ID, stamp, sum)
+	return v.(*Summary), stamp, nil
 }
+
+// computing shares one computation of a run's summary among the callers
+// that need it at once: as a run ends, the watch evaluator (which stores
+// its summary, a second or so later) and the run's first viewers would
+// otherwise each scan the run, each holding its rows. Summaries are never
+// changed once made, so callers may share one.
+var computing singleflight.Group
 
 // regrade recounts sum's grades, and stores the result for stamp when save.
 func regrade(ctx context.Context, st *store.Store, run *store.Run, sum *Summary, stamp string, save bool) (*Summary, error) {

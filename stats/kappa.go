@@ -31,28 +31,40 @@ const z975 = 1.959963984540054
 // items, k < 2, or chance agreement already perfect (both raters used one
 // and the same category throughout; see Agreement then).
 func Kappa(a, b []int, k int, w Weighting) KappaResult {
-	nan := math.NaN()
-	res := KappaResult{Kappa: nan, Lo: nan, Hi: nan}
 	if k < 1 {
-		return res
+		return KappaTable(nil, 0, w)
 	}
 	table := make([]float64, k*k)
-	agree := 0
 	for i := range min(len(a), len(b)) {
-		if a[i] < 0 || a[i] >= k || b[i] < 0 || b[i] >= k {
-			continue
-		}
-		table[a[i]*k+b[i]]++
-		res.N++
-		if a[i] == b[i] {
-			agree++
+		if a[i] >= 0 && a[i] < k && b[i] >= 0 && b[i] < k {
+			table[a[i]*k+b[i]]++
 		}
 	}
+	return KappaTable(table, k, w)
+}
+
+// KappaTable is Kappa from the raters' contingency table: table[i*k+j]
+// counts the items rater a rated i and rater b rated j. Callers that can
+// count in the database (a run's million scores) pass the counts alone.
+func KappaTable(table []float64, k int, w Weighting) KappaResult {
+	nan := math.NaN()
+	res := KappaResult{Kappa: nan, Lo: nan, Hi: nan}
+	if k < 1 || len(table) != k*k {
+		return res
+	}
+	var total, agree float64
+	for i := range k {
+		for j := range k {
+			total += table[i*k+j]
+		}
+		agree += table[i*k+i]
+	}
+	res.N = int(total)
 	if res.N == 0 {
 		return res
 	}
-	n := float64(res.N)
-	res.Agreement = float64(agree) / n
+	n := total
+	res.Agreement = agree / n
 	if k < 2 {
 		return res
 	}

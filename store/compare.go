@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 )
 
@@ -29,16 +30,51 @@ func (s *Store) TaskResults(ctx context.Context, runID int64) ([]TaskResult, err
 	if err != nil {
 		return nil, err
 	}
-	// Group the items alone (walking the target/task index), then name the tasks.
-	var out []TaskResult
-	err = s.conn(ctx).Raw(`SELECT g.*, rt.task_key, rt.category, rt.usecase FROM (
+	// Group the items alone (walking the target/task index), then name the
+	// tasks. The rows are scanned by hand: a million-item run gives half a
+	// million, and GORM's reflective scan allocated several times their size.
+	rows, err := s.conn(ctx).Raw(`SELECT g.run_target_id, rt.task_key, rt.category, rt.usecase, g.items, g.scored, g.passed,
+			g.score, g.min_score, g.max_score, g.time_ms, g.tps, g.cost_usd FROM (
 			SELECT i.run_target_id, i.run_task_id, COUNT(*) AS items, COUNT(i.score) AS scored,
 				SUM(CASE WHEN i.score >= ? THEN 1 ELSE 0 END) AS passed, AVG(i.score) AS score, MIN(i.score) AS min_score,
 				MAX(i.score) AS max_score, AVG(i.time_ms) AS time_ms, AVG(i.tokens_per_s) AS tps, SUM(i.cost_usd) AS cost_usd
 			FROM items i WHERE i.run_id = ? GROUP BY i.run_target_id, i.run_task_id) g
 		JOIN run_tasks rt ON rt.id = g.run_task_id
-		ORDER BY g.run_target_id, rt.task_key`, PassThreshold(judges), runID).Scan(&out).Error
+		ORDER BY g.run_target_id, rt.task_key`, PassThreshold(judges), runID).Rows()
 	if err != nil {
+		return nil, fmt.Errorf("store: task results: %w", err)
+	}
+	defer rows.Close()
+	var out []TaskResult
+	// Every target repeats each task's id, category and use case: one copy
+	// of each is kept.
+	names := map[string]string{}
+	intern := func(b sql.RawBytes) string {
+		if s, ok := names[string(b)]; ok {
+			return s
+		}
+		s := string(b)
+		names[s] = s
+		return s
+	}
+	for rows.Next() {
+		var r TaskResult
+		var key, category, usecase sql.RawBytes
+		var nums [6]sql.NullFloat64
+		if err := rows.Scan(&r.RunTargetID, &key, &category, &usecase, &r.Items, &r.Scored, &r.Passed,
+			&nums[0], &nums[1], &nums[2], &nums[3], &nums[4], &nums[5]); err != nil {
+			return nil, fmt.Errorf("store: task results: %w", err)
+		}
+		r.TaskKey, r.Category, r.UseCase = intern(key), intern(category), intern(usecase)
+		for i, p := range []**float64{&r.Score, &r.MinScore, &r.MaxScore, &r.TimeMs, &r.TPS, &r.CostUSD} {
+			if nums[i].Valid {
+				v := nums[i].Float64
+				*p = &v
+			}
+		}
+		out = append(out, r)
+	}
+	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("store: task results: %w", err)
 	}
 	return out, nil

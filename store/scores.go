@@ -132,25 +132,55 @@ func (s *Store) ItemGrade(ctx context.Context, itemID int64) (*Grade, error) {
 	return &g, nil
 }
 
-// JudgedGrade pairs a judge's overall score of an item with the human grade, if any.
+// JudgedGrade pairs a judge's overall score of a graded item with its human grade.
 type JudgedGrade struct {
-	ItemID     int64
 	RunJudgeID int64
 	Score      float64
-	Grade      *string
+	Grade      string
 }
 
-// RunJudgeScores lists every judge's overall score of every item of a run,
-// with the item's human grade, for agreement statistics.
-func (s *Store) RunJudgeScores(ctx context.Context, runID int64) ([]JudgedGrade, error) {
-	var out []JudgedGrade
+// JudgePairCount counts a run's items that judge A scored ScoreA and judge
+// B scored ScoreB (their overall scores).
+type JudgePairCount struct {
+	JudgeA, JudgeB int64
+	ScoreA, ScoreB float64
+	N              int64
+}
+
+// JudgeAgreement is what the agreement statistics read from a run: every
+// judge's overall score of each graded item, with its grade, and how often
+// each two judges gave each two scores to one item.
+type JudgeAgreement struct {
+	Graded []JudgedGrade
+	Pairs  []JudgePairCount
+}
+
+// RunJudgeAgreement reads a run's JudgeAgreement. The pairs are counted in
+// the database, so a run of a million verdicts sends back a few hundred
+// rows; a run judged by one judge has none.
+func (s *Store) RunJudgeAgreement(ctx context.Context, runID int64) (*JudgeAgreement, error) {
+	out := &JudgeAgreement{Graded: []JudgedGrade{}, Pairs: []JudgePairCount{}}
 	err := s.conn(ctx).Table("scores sc").
-		Select("sc.item_id, sc.run_judge_id, sc.score, g.grade").
-		Joins("LEFT JOIN grades g ON g.item_id = sc.item_id").
-		Where("sc.run_id = ? AND sc.metric = 'score' AND sc.run_judge_id IS NOT NULL", runID).
-		Order("sc.item_id, sc.run_judge_id").Scan(&out).Error
+		Select("sc.run_judge_id, sc.score, g.grade").
+		Joins("JOIN grades g ON g.item_id = sc.item_id").
+		Where("g.run_id = ? AND sc.run_id = ? AND sc.metric = 'score' AND sc.run_judge_id IS NOT NULL", runID, runID).
+		Order("sc.item_id, sc.run_judge_id").Scan(&out.Graded).Error
 	if err != nil {
-		return nil, fmt.Errorf("store: judge scores: %w", err)
+		return nil, fmt.Errorf("store: graded judge scores: %w", err)
+	}
+	var judges int64
+	if err := s.conn(ctx).Model(&RunJudge{}).Where("run_id = ?", runID).Count(&judges).Error; err != nil {
+		return nil, fmt.Errorf("store: judge pairs: %w", err)
+	}
+	if judges < 2 {
+		return out, nil
+	}
+	err = s.conn(ctx).Raw(`SELECT a.run_judge_id AS judge_a, b.run_judge_id AS judge_b, a.score AS score_a, b.score AS score_b, COUNT(*) AS n
+		FROM scores a JOIN scores b ON b.item_id = a.item_id AND b.metric = 'score' AND b.run_judge_id < a.run_judge_id
+		WHERE a.run_id = ? AND b.run_id = ? AND a.metric = 'score'
+		GROUP BY a.run_judge_id, b.run_judge_id, a.score, b.score`, runID, runID).Scan(&out.Pairs).Error
+	if err != nil {
+		return nil, fmt.Errorf("store: judge pairs: %w", err)
 	}
 	return out, nil
 }
