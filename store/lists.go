@@ -92,3 +92,12 @@ func (s *Store) execList(ctx context.Context, text string, args ...any) error {
 	}
 	return nil
 }
+
+// translate maps a driver's error to GORM's (gorm.ErrDuplicatedKey…), as
+// GORM does for the statements it runs itself.
+func (s *Store) translate(err error) error {
+	if tr, ok := s.db.Dialector.(interface{ Translate(error) error }); ok {
+		return tr.Translate(err)
+	}
+	return err
+}

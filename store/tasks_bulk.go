@@ -37,8 +37,8 @@ func taskValues(t *Task) ([]string, error) {
 	return vals, jsonErr
 }
 
-// insertTasks inserts rows, which are valid and normalised, stamped now,
-// without GORM's per-row reflection: on PostgreSQL one INSERT … SELECT
+// insertTasks inserts rows (valid and normalised), created and updated at
+// now, without GORM's per-row reflection: on PostgreSQL one INSERT … SELECT
 // FROM unnest(arrays) per pgTaskChunk tasks, on SQLite one prepared
 // single-row INSERT run per task. Call it in a transaction; the error of a
 // repeated task_key is gorm.ErrDuplicatedKey. Row ids are not read back.
@@ -117,13 +117,4 @@ func (s *Store) insertTasksSQLite(ctx context.Context, rows []Task, now time.Tim
 		}
 	}
 	return nil
-}
-
-// translate maps a driver's error to GORM's (gorm.ErrDuplicatedKey…), as
-// GORM does for the statements it runs itself.
-func (s *Store) translate(err error) error {
-	if tr, ok := s.db.Dialector.(interface{ Translate(error) error }); ok {
-		return tr.Translate(err)
-	}
-	return err
 }
