@@ -10,7 +10,6 @@ import (
 	"strings"
 
 	"gorm.io/gorm"
-	"gorm.io/gorm/clause"
 )
 
 // TaskRef names a task by its numeric id or by its task_id string; JSON
@@ -126,23 +125,8 @@ func (s *Store) ResolveTaskRefs(ctx context.Context, field string, refs []TaskRe
 			ids = append(ids, r.ID)
 		}
 	}
-	type row struct {
-		ID      int64
-		TaskKey string
-	}
-	var rows []row
-	find := func(column string, vals any) error {
-		var part []row
-		if err := s.conn(ctx).Model(&Task{}).Select("id, task_key").Where(column+" IN ?", vals).Find(&part).Error; err != nil {
-			return fmt.Errorf("store: resolve tasks: %w", err)
-		}
-		rows = append(rows, part...)
-		return nil
-	}
-	if err := inChunks(ids, func(part []int64) error { return find("id", part) }); err != nil {
-		return nil, err
-	}
-	if err := inChunks(keys, func(part []string) error { return find("task_key", part) }); err != nil {
+	rows, err := s.taskKeysOf(ctx, ids, keys)
+	if err != nil {
 		return nil, err
 	}
 	byID, byKey := map[int64]bool{}, map[string]int64{}
@@ -266,12 +250,7 @@ func (s *Store) PatchCollectionTasks(ctx context.Context, id int64, add, remove 
 		if err := tx.addCollectionTasks(ctx, id, addIDs); err != nil {
 			return err
 		}
-		return inChunks(removeIDs, func(part []int64) error {
-			if err := tx.conn(ctx).Where("collection_id = ? AND task_id IN ?", id, part).Delete(&collectionTask{}).Error; err != nil {
-				return fmt.Errorf("store: remove collection tasks: %w", err)
-			}
-			return nil
-		})
+		return tx.removeCollectionTasks(ctx, id, removeIDs)
 	})
 	if err != nil {
 		return nil, err
@@ -283,12 +262,14 @@ func (s *Store) addCollectionTasks(ctx context.Context, id int64, taskIDs []int6
 	if len(taskIDs) == 0 {
 		return nil
 	}
-	rows := make([]collectionTask, len(taskIDs))
-	for i, t := range taskIDs {
-		rows[i] = collectionTask{CollectionID: id, TaskID: t}
-	}
-	err := s.conn(ctx).Clauses(clause.OnConflict{DoNothing: true}).CreateInBatches(rows, 500).Error
+	list, arg, err := listTable(s, "l", taskIDs)
 	if err != nil {
+		return err
+	}
+	// The WHERE makes SQLite read ON CONFLICT as the upsert clause.
+	if err := s.execList(ctx, `INSERT INTO collection_tasks (collection_id, task_id)
+		SELECT ?, l.value FROM `+list+` WHERE true
+		ON CONFLICT (collection_id, task_id) DO NOTHING`, id, arg); err != nil {
 		return fmt.Errorf("store: add collection tasks: %w", err)
 	}
 	return nil

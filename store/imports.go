@@ -79,7 +79,7 @@ func (s *Store) UpsertTasks(ctx context.Context, in ImportInput) (*ImportResult,
 		}
 		first[t.TaskKey] = i
 		rows[i] = t.row()
-		rows[i].CreatedAt, rows[i].UpdatedAt = now, now
+		rows[i].UpdatedAt = now
 		res.TaskIDs = append(res.TaskIDs, t.TaskKey)
 	}
 	write := func(tx *Store) error {
@@ -120,7 +120,7 @@ func (s *Store) UpsertTasks(ctx context.Context, in ImportInput) (*ImportResult,
 			return nil
 		}
 		if len(creates) > 0 {
-			if err := tx.conn(ctx).CreateInBatches(creates, 500).Error; err != nil {
+			if err := tx.insertTasks(ctx, creates, now); err != nil {
 				if errors.Is(err, gorm.ErrDuplicatedKey) {
 					return conflict("a task of the file was created meanwhile by someone else; import again")
 				}
@@ -166,21 +166,15 @@ func (s *Store) UpsertTasks(ctx context.Context, in ImportInput) (*ImportResult,
 
 // taskIDsByKey maps the task_ids that exist to their row ids.
 func (s *Store) taskIDsByKey(ctx context.Context, keys []string) (map[string]int64, error) {
-	out := make(map[string]int64, len(keys))
-	err := inChunks(keys, func(part []string) error {
-		var rows []struct {
-			ID      int64
-			TaskKey string
-		}
-		if err := s.conn(ctx).Model(&Task{}).Select("id, task_key").Where("task_key IN ?", part).Scan(&rows).Error; err != nil {
-			return fmt.Errorf("store: import: find tasks: %w", err)
-		}
-		for _, r := range rows {
-			out[r.TaskKey] = r.ID
-		}
-		return nil
-	})
-	return out, err
+	rows, err := s.taskKeysOf(ctx, nil, keys)
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[string]int64, len(rows))
+	for _, r := range rows {
+		out[r.TaskKey] = r.ID
+	}
+	return out, nil
 }
 
 // collectionByName returns the named collection, or nil when there is none.

@@ -355,10 +355,9 @@ func (s *Store) CreateTasks(ctx context.Context, ins []TaskInput) error {
 			return err
 		}
 		rows[i] = ins[i].row()
-		rows[i].CreatedAt, rows[i].UpdatedAt = now, now
 	}
 	err := s.Transact(ctx, func(tx *Store) error {
-		return tx.conn(ctx).CreateInBatches(rows, 500).Error
+		return tx.insertTasks(ctx, rows, now)
 	})
 	if errors.Is(err, gorm.ErrDuplicatedKey) {
 		return conflict("a task_id in the batch already exists or repeats")
