@@ -249,7 +249,11 @@ func summaryOf(ctx context.Context, st *store.Store, run *store.Run, prog Progre
 	// The grade stamp is read before the grades are counted: a grade landing
 	// in between leaves an older stamp, which only recounts them next time.
 	stamp := gradedStamp(base, *grades)
-	v, err, _ := computing.Do(fmt.Sprint(run.ID, " ", stamp), func() (any, error) {
+	// Keyed by the store too (a process may open several databases), and
+	// computed apart from the first caller's context, whose cancellation
+	// must not fail the others waiting on it.
+	v, err, _ := computing.Do(fmt.Sprintf("%p %d %s", st, run.ID, stamp), func() (any, error) {
+		ctx := context.WithoutCancel(ctx)
 		sum, err := summarize(ctx, st, run, prog)
 		if err != nil || !ended {
 			return sum, err
