@@ -2,6 +2,7 @@ package runs
 
 import (
 	"context"
+	"maps"
 	"sync"
 	"time"
 
@@ -44,7 +45,7 @@ func (p Progress) units() int64 { return p.Answered + p.Judged }
 // Progress counts a run's items and estimates the time left from the rate
 // of the last minutes, as seen by this process.
 func (s *Service) Progress(ctx context.Context, run *store.Run) (Progress, error) {
-	counts, err := s.store.RunProgress(ctx, run.ID)
+	counts, err := s.itemCounts(ctx, run)
 	if err != nil {
 		return Progress{}, err
 	}
@@ -57,6 +58,29 @@ func (s *Service) Progress(ctx context.Context, run *store.Run) (Progress, error
 		s.rates.forget(run.ID)
 	}
 	return p, nil
+}
+
+// itemCounts counts a run's items by status. A FINISHED or FAILED run's
+// items no longer move (every one is done, and a retry makes the run
+// RUNNING again), so its counts are kept for as long as its status and
+// update time stand: on a run of a million items the count is a scan of a
+// million index entries, which every list and page of the run would
+// otherwise repeat. A CANCELLED run is counted afresh: its calls in flight
+// still land.
+func (s *Service) itemCounts(ctx context.Context, run *store.Run) (store.Progress, error) {
+	if run.Status != store.RunFinished && run.Status != store.RunFailed {
+		return s.store.RunProgress(ctx, run.ID)
+	}
+	stamp := string(run.Status) + " " + run.UpdatedAt.UTC().Format(time.RFC3339Nano)
+	if c, fresh, _ := s.counts.get(run.ID, stamp); fresh {
+		return store.Progress{Total: c.Total, ByStatus: maps.Clone(c.ByStatus)}, nil
+	}
+	c, err := s.store.RunProgress(ctx, run.ID)
+	if err != nil {
+		return c, err
+	}
+	s.counts.put(run.ID, stamp, store.Progress{Total: c.Total, ByStatus: maps.Clone(c.ByStatus)})
+	return c, nil
 }
 
 // rateWindow is how far back the rate is measured: long enough to smooth a

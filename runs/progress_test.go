@@ -1,10 +1,12 @@
 package runs
 
 import (
+	"context"
 	"testing"
 	"time"
 
 	"tribunal/store"
+	"tribunal/store/storetest"
 )
 
 func TestProgressRisesFromTheFirstAnswer(t *testing.T) {
@@ -58,4 +60,41 @@ func TestPaceOfLiveSummaries(t *testing.T) {
 	if p.recent(1, t0.Add(6*time.Second)) || p.recent(2, t0.Add(2*time.Second)) {
 		t.Error("held back too long, or another run's pace applied")
 	}
+}
+
+// TestEndedRunCountsFollowItsEnd: an ended run's counts are kept, but a
+// run that ends again (after a retry) is counted afresh, and a caller
+// changing the counts it got changes no other caller's.
+func TestEndedRunCountsFollowItsEnd(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, st *store.Store) {
+		ctx := context.Background()
+		b := newBench(t, st, MinScored, map[string]int{"good": 3}, nil)
+		run := b.run(t, store.RunInput{}, "good")
+		s := New(st, nil)
+		p, err := s.Progress(ctx, run)
+		total := p.Total
+		if err != nil || total == 0 || p.Completed != total || p.Failed != 0 {
+			t.Fatalf("finished run: %+v, %v", p, err)
+		}
+		p.ByStatus[store.ItemCompleted] = 99
+
+		// As a retry would: an item changes, the run goes back to RUNNING
+		// and ends again (by this test or by the bench's engine, whichever
+		// comes first).
+		storetest.Exec(t, st, `UPDATE items SET status = 'FAILED' WHERE id = (SELECT MIN(id) FROM items WHERE run_id = ?)`, run.ID)
+		if _, err := st.SetRunStatus(ctx, run.ID, store.RunRunning, store.RunFinished); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := st.EndRun(ctx, run.ID, store.RunFinished, "", nil); err != nil {
+			t.Fatal(err)
+		}
+		again, err := st.Run(ctx, run.ID)
+		if err != nil || again.Status != store.RunFinished {
+			t.Fatalf("run after ending again: %+v, %v", again, err)
+		}
+		p, err = s.Progress(ctx, again)
+		if err != nil || p.Completed != total-1 || p.Failed != 1 || p.ByStatus[store.ItemCompleted] != total-1 {
+			t.Fatalf("ended again: %+v, %v", p, err)
+		}
+	})
 }

@@ -17,6 +17,8 @@ type Service struct {
 	engine *engine.Engine
 	now    func() time.Time
 
+	// counts keeps ended runs' item counts (see itemCounts).
+	counts      stampCache[int64, store.Progress]
 	summaries   stampCache[int64, *Summary]
 	pace        pace
 	analyses    stampCache[int64, Analysis]
