@@ -2,6 +2,7 @@ package runs
 
 import (
 	"context"
+	"errors"
 	"maps"
 	"sync"
 	"time"
@@ -81,6 +82,31 @@ func (s *Service) itemCounts(ctx context.Context, run *store.Run) (store.Progres
 	}
 	s.counts.put(run.ID, stamp, store.Progress{Total: c.Total, ByStatus: maps.Clone(c.ByStatus)})
 	return c, nil
+}
+
+// knownTotal sets f.Total from an ended run's kept counts where the filter
+// is by status alone, so a page of a big run's items costs no count.
+func (s *Service) knownTotal(ctx context.Context, runID int64, f *store.ItemFilter) error {
+	if f.Total != nil || f.Model != "" || f.Phase != "" || f.Reason != "" || f.Violation != "" {
+		return nil
+	}
+	run, err := s.store.Run(ctx, runID)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil // the page says so as it did
+	}
+	if err != nil || (run.Status != store.RunFinished && run.Status != store.RunFailed) {
+		return err
+	}
+	c, err := s.itemCounts(ctx, run)
+	if err != nil {
+		return err
+	}
+	n := c.Total
+	if f.Status != "" {
+		n = c.Count(f.Status)
+	}
+	f.Total = &n
+	return nil
 }
 
 // rateWindow is how far back the rate is measured: long enough to smooth a

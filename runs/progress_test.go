@@ -98,3 +98,29 @@ func TestEndedRunCountsFollowItsEnd(t *testing.T) {
 		}
 	})
 }
+
+// TestEndedRunItemTotals: an ended run's item pages take their totals from
+// the kept counts, and they equal what a count of the filter gives.
+func TestEndedRunItemTotals(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, st *store.Store) {
+		ctx := context.Background()
+		b := newBench(t, st, MinScored, map[string]int{"good": 3}, nil)
+		run := b.run(t, store.RunInput{}, "good")
+		storetest.Exec(t, st, `UPDATE items SET status = 'FAILED' WHERE id = (SELECT MIN(id) FROM items WHERE run_id = ?)`, run.ID)
+		s := New(st, nil)
+		for _, status := range []store.ItemStatus{"", store.ItemCompleted, store.ItemFailed, store.ItemNew} {
+			f := store.ItemFilter{Status: status, PerPage: 2}
+			got, err := s.Items(ctx, run.ID, f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			counted, err := st.RunItems(ctx, run.ID, f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got.Total != counted.Total || len(got.Items) != len(counted.Items) {
+				t.Errorf("status %q: total %d (%d rows), counted %d (%d rows)", status, got.Total, len(got.Items), counted.Total, len(counted.Items))
+			}
+		}
+	})
+}

@@ -66,6 +66,9 @@ type ItemFilter struct {
 	Reason string
 	// Violation picks the items a judge found a violation of this category in.
 	Violation string
+	// Total, when set, is the filter's count as the caller knows it (an
+	// ended run's counts, kept by package runs), spared a count of the run.
+	Total *int64
 }
 
 // The item's score is the panel's mean overall score (or, without judges,
@@ -135,7 +138,9 @@ func (s *Store) RunItems(ctx context.Context, runID int64, f ItemFilter) (Page[I
 	if err != nil {
 		return out, err
 	}
-	if err := q.Count(&out.Total).Error; err != nil {
+	if f.Total != nil {
+		out.Total = *f.Total
+	} else if err := q.Count(&out.Total).Error; err != nil {
 		return out, fmt.Errorf("store: count run items: %w", err)
 	}
 	from := f.AfterID + 1
