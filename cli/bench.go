@@ -16,8 +16,8 @@ const benchUsage = `Usage: tribunal bench [--db postgres://…] [--tasks N --mod
                        [--latency D] [--duration D] [--keep]
 
 Builds a large run against a fake OpenAI-compatible LLM served by this
-process and prints each figure of issue 18 ("Million-item runs") with its
-target and PASS or MISS:
+process and prints each figure with its scale target (a million-item run on
+PostgreSQL, 200k on SQLite) and PASS or MISS:
 
   1. creates the tasks, a collection and the run (tasks × models × repeats
      items) as the API does, and times it (target < 10 s);
