@@ -230,10 +230,11 @@ func (h *Handler) apiRunItems(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	if _, err := h.store.Run(c.Request().Context(), id); err != nil {
+	run, err := h.store.Run(c.Request().Context(), id)
+	if err != nil {
 		return err
 	}
-	page, err := h.runs.Items(c.Request().Context(), id, f)
+	page, err := h.runs.Items(c.Request().Context(), run, f)
 	if err != nil {
 		return err
 	}

@@ -227,7 +227,7 @@ func (h *Handler) itemsTable(c echo.Context, run *store.Run) (views.ItemsTable, 
 	if err != nil {
 		return views.ItemsTable{}, err
 	}
-	page, err := h.runs.Items(c.Request().Context(), run.ID, f)
+	page, err := h.runs.Items(c.Request().Context(), run, f)
 	if err != nil {
 		return views.ItemsTable{}, err
 	}

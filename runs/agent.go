@@ -93,11 +93,11 @@ func RowOf(v *store.ItemView) ItemRow {
 }
 
 // Items lists a page of a run's items, filtered, as ItemRows.
-func (s *Service) Items(ctx context.Context, runID int64, f store.ItemFilter) (store.Page[ItemRow], error) {
-	if err := s.knownTotal(ctx, runID, &f); err != nil {
+func (s *Service) Items(ctx context.Context, run *store.Run, f store.ItemFilter) (store.Page[ItemRow], error) {
+	if err := s.knownTotal(ctx, run, &f); err != nil {
 		return store.Page[ItemRow]{}, err
 	}
-	p, err := s.store.RunItems(ctx, runID, f)
+	p, err := s.store.RunItems(ctx, run.ID, f)
 	out := store.Page[ItemRow]{Total: p.Total, Page: p.Page, PerPage: p.PerPage, Items: make([]ItemRow, len(p.Items))}
 	for i := range p.Items {
 		out.Items[i] = RowOf(&p.Items[i])

@@ -101,7 +101,7 @@ func TestAgentItemTrace(t *testing.T) {
 		if d, err = b.svc.Item(ctx, items["t02"], store.ItemFilter{}); err != nil || d.Agent.Answered || d.Agent.Reasoning != nil {
 			t.Errorf("the item without an answer: %+v, %v", d.Agent, err)
 		}
-		rows, err := b.svc.Items(ctx, run.ID, store.ItemFilter{})
+		rows, err := b.svc.Items(ctx, run, store.ItemFilter{})
 		if err != nil || len(rows.Items) != 6 {
 			t.Fatalf("rows %d, %v", len(rows.Items), err)
 		}

@@ -93,7 +93,7 @@ func TestImportOutputs(t *testing.T) {
 			"sum/big": {1, &measures{900, 12, 1, 0.001}}, "sum/small": {0, &measures{250, 12, 1, 0.00005}},
 			importer.QuestionKey("Colour of the sky?") + "/big": {1, nil}, importer.QuestionKey("Colour of the sky?") + "/small": {1, nil},
 		}
-		items, err := b.svc.Items(ctx, run.ID, store.ItemFilter{PerPage: 100})
+		items, err := b.svc.Items(ctx, run, store.ItemFilter{PerPage: 100})
 		if err != nil || len(items.Items) != 6 {
 			t.Fatalf("%d items, %v", len(items.Items), err)
 		}

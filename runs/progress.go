@@ -2,7 +2,6 @@ package runs
 
 import (
 	"context"
-	"errors"
 	"maps"
 	"sync"
 	"time"
@@ -86,16 +85,10 @@ func (s *Service) itemCounts(ctx context.Context, run *store.Run) (store.Progres
 
 // knownTotal sets f.Total from an ended run's kept counts where the filter
 // is by status alone, so a page of a big run's items costs no count.
-func (s *Service) knownTotal(ctx context.Context, runID int64, f *store.ItemFilter) error {
-	if f.Total != nil || f.Model != "" || f.Phase != "" || f.Reason != "" || f.Violation != "" {
+func (s *Service) knownTotal(ctx context.Context, run *store.Run, f *store.ItemFilter) error {
+	if f.Total != nil || f.Model != "" || f.Phase != "" || f.Reason != "" || f.Violation != "" ||
+		(run.Status != store.RunFinished && run.Status != store.RunFailed) {
 		return nil
-	}
-	run, err := s.store.Run(ctx, runID)
-	if errors.Is(err, store.ErrNotFound) {
-		return nil // the page says so as it did
-	}
-	if err != nil || (run.Status != store.RunFinished && run.Status != store.RunFailed) {
-		return err
 	}
 	c, err := s.itemCounts(ctx, run)
 	if err != nil {

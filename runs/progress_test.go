@@ -110,7 +110,7 @@ func TestEndedRunItemTotals(t *testing.T) {
 		s := New(st, nil)
 		for _, status := range []store.ItemStatus{"", store.ItemCompleted, store.ItemFailed, store.ItemNew} {
 			f := store.ItemFilter{Status: status, PerPage: 2}
-			got, err := s.Items(ctx, run.ID, f)
+			got, err := s.Items(ctx, run, f)
 			if err != nil {
 				t.Fatal(err)
 			}

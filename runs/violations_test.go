@@ -99,7 +99,7 @@ func TestTaskBenchStyleViolations(t *testing.T) {
 		}
 
 		// The malformed list left its note on the verdict's overall score.
-		page, err := b.svc.Items(ctx, run.ID, store.ItemFilter{Model: "sloppy"})
+		page, err := b.svc.Items(ctx, run, store.ItemFilter{Model: "sloppy"})
 		if err != nil || len(page.Items) != tasks {
 			t.Fatalf("sloppy's items: %+v %v", page, err)
 		}
