@@ -293,7 +293,10 @@ func TestJudgePagesInBrowser(t *testing.T) {
 	b.do("clear the scale", 15*time.Second,
 		chromedp.SetValue(chromedp.CSS(sform+"input[name=scale_min]"), "0"),
 		chromedp.SetValue(chromedp.CSS(sform+"input[name=scale_max]"), "100"))
+	// One click at a time: under load a second click sent before the first
+	// one's swap has landed was lost (CI, once).
 	b.click("[data-testid=add-builtin-accuracy]")
+	b.waitFor("a metric row added", `document.querySelectorAll("#metrics .metric-row").length === 2`, 15*time.Second)
 	b.click("[data-testid=add-builtin-coherence]")
 	b.waitFor("two metric rows added", `document.querySelectorAll("#metrics .metric-row").length === 3`, 15*time.Second)
 	b.click("#metrics .metric-row:first-child button[aria-label='Remove metric']")
