@@ -228,6 +228,9 @@ func (e *Engine) storeAnswer(ctx context.Context, w *store.WorkItem, p *store.Pr
 		e.notStored(ctx, w, store.PhaseBenchmarking, c.Err)
 		return nil
 	}
+	if res.Judged {
+		e.markJudgeWork(w.RunID, 0)
+	}
 	e.logs.add(entry)
 	return c.Successor
 }

@@ -40,7 +40,7 @@ func (e *Engine) dispatch(ctx context.Context, run *store.Run) error {
 		}
 		run.Phase = store.PhaseJudging
 	}
-	e.setShares(rs, e.judgeLanes(ctx, rs))
+	e.setShares(rs, nil, e.judgeLanes(ctx, rs), false)
 	return e.dispatchJudges(ctx, run, rs, true)
 }
 
@@ -77,7 +77,7 @@ func (e *Engine) dispatchBenchmark(ctx context.Context, run *store.Run, rs *runS
 		rs.lanes = store.LaneHeads(pending)
 	}
 	lanes := make([]lane, len(rs.lanes))
-	var demands []laneDemand
+	var demands, judges []laneDemand
 	for i, tg := range rs.lanes {
 		l := &lanes[i]
 		l.target, l.lookup = tg, e.targetProvider(&tg)
@@ -88,9 +88,9 @@ func (e *Engine) dispatchBenchmark(ctx context.Context, run *store.Run, rs *runS
 		demands = append(demands, laneDemand{slot: store.SlotKey(tg.ProviderID, tg.Model), limit: l.p.Concurrency})
 	}
 	if run.Options.Pipeline && !run.Options.Pairwise {
-		demands = append(demands, e.judgeLanes(ctx, rs)...)
+		judges = e.judgeLanes(ctx, rs)
 	}
-	e.setShares(rs, demands)
+	e.setShares(rs, demands, judges, true)
 	var errs []error
 	for i := range lanes {
 		reread, err := e.dispatchLane(ctx, run, rs, &lanes[i])
@@ -203,10 +203,12 @@ func (e *Engine) dispatchJudging(ctx context.Context, run *store.Run, rs *runSta
 			}
 			params.SlotLimit = p.Concurrency
 		}
+		marks := e.judgeMarks(rs)
 		items, err := e.store.ClaimItems(ctx, params)
 		if err != nil {
 			return err
 		}
+		e.judgeClaimed(rs, pos, len(items) > 0, marks)
 		if len(items) == 0 {
 			continue
 		}

@@ -58,7 +58,10 @@
 // IN_PROGRESS). With the run option pipeline, judges also claim during
 // BENCHMARKING: an item is judged as soon as its answer exists (a pairwise
 // task's comparisons once all its targets answered), each judge a lane of
-// its own, so a provider that finishes early lends its slots to judging.
+// its own, so a provider that finishes early lends its slots to judging. A
+// judge with nothing to judge yet takes no share, so targets keep every
+// slot until an answer waits for it; from then on it has its share, and
+// the targets' chains make room at their next call.
 // The run is FINISHED when every item is COMPLETED or FAILED (FAILED when
 // none completed).
 // A FAILED item keeps the phase it failed in (failed_phase); retry-failed

@@ -92,9 +92,9 @@ type runState struct {
 	// lanes holds the current target of each lane (store.LaneHeads); nil:
 	// read them again.
 	lanes []store.RunTarget
-	// shares caps this process's calls per slot key while lanes run at
+	// split caps this process's calls per slot key while lanes run at
 	// once (see lanes.go); guarded by Engine.mu.
-	shares map[string]int
+	split split
 	// pairwiseReady: this process has made the pairwise run's comparisons
 	// after benchmarking; comparedAt is when a pipelined run last made those
 	// of its answered tasks.
