@@ -28,3 +28,43 @@ func TestFairShares(t *testing.T) {
 		}
 	}
 }
+
+func TestIdleJudgeShares(t *testing.T) {
+	e := &Engine{cfg: Config{MaxInFlight: 4}, runs: map[int64]*runState{}, calls: map[string]int{}}
+	rs := &runState{}
+	e.runs[1] = rs
+	check := func(step string, want map[string]int) {
+		t.Helper()
+		if got := rs.split.shares; fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Errorf("%s: shares %v, want %v", step, got, want)
+		}
+	}
+	target, judge := []laneDemand{{"t", 4}}, []laneDemand{{"j", 4}}
+
+	e.setShares(rs, target, judge, true)
+	check("nothing answered", map[string]int{"t": 4})
+	if got := e.room(rs, "j"); got != 2 {
+		t.Errorf("an idle judge's room = %d, want the share it would have with work, 2", got)
+	}
+	e.markJudgeWork(1, 0)
+	check("an answer waits", map[string]int{"t": 2, "j": 2})
+	e.setShares(rs, target, judge, true)
+	check("the next pass", map[string]int{"t": 2, "j": 2})
+
+	marks := e.judgeMarks(rs)
+	e.markJudgeWork(1, 0) // an answer stored while the claim ran
+	e.judgeClaimed(rs, 0, false, marks)
+	check("a claim that missed a new answer", map[string]int{"t": 2, "j": 2})
+	e.calls["j"] = 1
+	e.judgeClaimed(rs, 0, false, e.judgeMarks(rs))
+	check("a claim that found nothing while a call runs", map[string]int{"t": 2, "j": 2})
+	e.calls["j"] = 0
+	e.judgeClaimed(rs, 0, false, e.judgeMarks(rs))
+	check("a claim that found nothing", map[string]int{"t": 4})
+	e.judgeClaimed(rs, 0, true, e.judgeMarks(rs))
+	check("a claim that found work", map[string]int{"t": 2, "j": 2})
+
+	e.setShares(rs, nil, judge, false)
+	e.judgeClaimed(rs, 0, false, e.judgeMarks(rs))
+	check("judging", map[string]int{"j": 4})
+}
