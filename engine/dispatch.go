@@ -203,12 +203,12 @@ func (e *Engine) dispatchJudging(ctx context.Context, run *store.Run, rs *runSta
 			}
 			params.SlotLimit = p.Concurrency
 		}
-		marks := e.judgeMarks(rs)
+		marks := e.judgeMarks(rs, pos)
 		items, err := e.store.ClaimItems(ctx, params)
 		if err != nil {
 			return err
 		}
-		e.judgeClaimed(rs, pos, len(items) > 0, marks)
+		e.judgeClaimed(rs, pos, n, len(items), marks)
 		if len(items) == 0 {
 			continue
 		}

@@ -58,10 +58,10 @@
 // IN_PROGRESS). With the run option pipeline, judges also claim during
 // BENCHMARKING: an item is judged as soon as its answer exists (a pairwise
 // task's comparisons once all its targets answered), each judge a lane of
-// its own, so a provider that finishes early lends its slots to judging. A
-// judge with nothing to judge yet takes no share, so targets keep every
-// slot until an answer waits for it; from then on it has its share, and
-// the targets' chains make room at their next call.
+// its own, so a provider that finishes early lends its slots to judging.
+// Until then a judge asks for no more slots than it has answers waiting and
+// calls in flight, and one with nothing to judge takes no share: targets
+// keep every slot until an answer waits, then make room at their next call.
 // The run is FINISHED when every item is COMPLETED or FAILED (FAILED when
 // none completed).
 // A FAILED item keeps the phase it failed in (failed_phase); retry-failed

@@ -168,6 +168,9 @@ func (e *Engine) judge(ctx context.Context, pj *panelJudge, last bool, p *store.
 		e.notStored(ctx, w, store.PhaseJudging, c.Err)
 		return nil
 	}
+	if c.Successor != nil {
+		e.judgeTook(w.RunID, w.JudgePos)
+	}
 	if !last {
 		e.markJudgeWork(w.RunID, w.JudgePos+1)
 	}

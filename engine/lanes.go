@@ -15,12 +15,13 @@ import (
 // than its share, so a provider that started first gives slots back to one
 // that warms up after it.
 //
-// While groups still answer (pipeline), a judge with nothing to judge is
-// idle and takes no share, so targets keep every slot until an answer
-// waits for it. It has work again as soon as this process stores an item
-// it waits for (markJudgeWork: the shares change at once, and the targets'
-// chains make room at their next call) or its claim finds one; it is idle
-// again once a claim finds nothing and it has no call in flight.
+// While groups still answer (pipeline), a judge asks for no more slots
+// than it has items to judge and calls in flight (split.waiting), so one
+// with nothing to judge is idle and takes no share: targets keep every
+// slot until an answer waits for it. As soon as this process stores one
+// (markJudgeWork), the shares change and the targets' chains make room at
+// their next call; a judge idle here may still claim from the slots free
+// what other processes answered.
 
 // laneDemand is what one lane could use at once: its slot key and its
 // provider's concurrency (0: no limit).
@@ -56,91 +57,113 @@ func fairShares(slots int, lanes []laneDemand) map[string]int {
 type split struct {
 	lanes  []laneDemand // the groups benchmarking now
 	judges []laneDemand // the judges that claim now, by panel position
-	// idle marks the judges that take no share (see above); marks counts
-	// markJudgeWork's calls, so a claim that found nothing does not idle a
-	// judge that was given work meanwhile.
-	idle   []bool
-	idleOK bool // judges may be idle: groups still answer
-	marks  uint64
-	shares map[string]int
+	// waiting counts, per judge, the items this process knows wait for it
+	// while groups answer (waitingOK): each answer it stores (or verdict of
+	// the judge before) adds one, the judge's claims take theirs. A judge
+	// asks for no more slots than those and its calls in flight, and for
+	// none when idle. marks counts the additions, so that a claim which
+	// drained the queue keeps the items stored while it ran.
+	waiting   []int
+	marks     []uint64
+	waitingOK bool
+	shares    map[string]int
 }
 
-// demands are the lanes that take a share: the groups and the judges not idle.
-func (s *split) demands() []laneDemand {
+// demands are the lanes that take a share now: the groups, and the judges
+// with work; e.mu is held (it reads e.calls).
+func (e *Engine) demands(s *split) []laneDemand {
 	out := slices.Clone(s.lanes)
 	for pos, j := range s.judges {
-		if !s.idle[pos] {
-			out = append(out, j)
+		if s.waitingOK {
+			// A judge on a target's (provider, model) counts the target's calls too.
+			need := s.waiting[pos] + e.calls[j.slot]
+			if need == 0 {
+				continue
+			}
+			if j.limit <= 0 || need < j.limit {
+				j.limit = need
+			}
 		}
+		out = append(out, j)
 	}
 	return out
 }
 
+// reshare splits this process's slots anew; e.mu is held.
+func (e *Engine) reshare(s *split) {
+	s.shares = fairShares(e.cfg.MaxInFlight, e.demands(s))
+}
+
 // setShares splits this process's slots between a run's groups and its
-// judges for its chains to read (see successor). Judges keep whether they
-// are idle from pass to pass; with idleOK false (JUDGING) none is.
-func (e *Engine) setShares(rs *runState, lanes, judges []laneDemand, idleOK bool) {
+// judges for its chains to read (see successor). While groups answer
+// (waitingOK) judges ask for what waits for them; once judging, for all
+// their provider allows.
+func (e *Engine) setShares(rs *runState, lanes, judges []laneDemand, waitingOK bool) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	s := &rs.split
-	if len(s.idle) != len(judges) {
-		s.idle = make([]bool, len(judges))
-		for pos := range s.idle {
-			s.idle[pos] = true // nothing is answered before the first pass
-		}
+	if len(s.waiting) != len(judges) {
+		s.waiting, s.marks = make([]int, len(judges)), make([]uint64, len(judges))
 	}
-	if !idleOK {
-		clear(s.idle)
-	}
-	s.lanes, s.judges, s.idleOK = lanes, judges, idleOK
-	s.shares = fairShares(e.cfg.MaxInFlight, s.demands())
+	s.lanes, s.judges, s.waitingOK = lanes, judges, waitingOK
+	e.reshare(s)
 }
 
-// markJudgeWork records that judge pos of a run has an item to judge, so
-// it takes its share from now on.
+// markJudgeWork records that this process stored an item for judge pos of
+// a run to judge.
 func (e *Engine) markJudgeWork(runID int64, pos int) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	rs := e.runs[runID]
-	if rs == nil || pos >= len(rs.split.idle) {
+	if rs == nil || !rs.split.waitingOK || pos >= len(rs.split.waiting) {
 		return
 	}
 	s := &rs.split
-	s.marks++
-	if s.idle[pos] {
-		s.idle[pos] = false
-		s.shares = fairShares(e.cfg.MaxInFlight, s.demands())
-	}
+	s.waiting[pos]++
+	s.marks[pos]++
+	e.reshare(s)
 }
 
-// judgeMarks is the count markJudgeWork has reached, read before a claim.
-func (e *Engine) judgeMarks(rs *runState) uint64 {
+// judgeTook records that judge pos of a run claimed one item that waited
+// for it as a chain's successor.
+func (e *Engine) judgeTook(runID int64, pos int) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	return rs.split.marks
+	rs := e.runs[runID]
+	if rs == nil || !rs.split.waitingOK || pos >= len(rs.split.waiting) || rs.split.waiting[pos] == 0 {
+		return
+	}
+	rs.split.waiting[pos]--
+	e.reshare(&rs.split)
 }
 
-// judgeClaimed records what judge pos's claim found while groups answer:
-// work makes it take its share; nothing, with no call of its own in flight
-// and no work marked since marks was read, makes it idle.
-func (e *Engine) judgeClaimed(rs *runState, pos int, found bool, marks uint64) {
+// judgeMarks is how many items were stored for judge pos so far, read
+// before its claim.
+func (e *Engine) judgeMarks(rs *runState, pos int) uint64 {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if pos >= len(rs.split.marks) {
+		return 0
+	}
+	return rs.split.marks[pos]
+}
+
+// judgeClaimed records judge pos's claim of up to limit items, which took
+// took: fewer than asked drained the queue but for what was stored since
+// marks was read.
+func (e *Engine) judgeClaimed(rs *runState, pos, limit, took int, marks uint64) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	s := &rs.split
-	if !s.idleOK || pos >= len(s.idle) {
+	if !s.waitingOK || pos >= len(s.waiting) {
 		return
 	}
-	idle := s.idle[pos]
-	switch {
-	case found:
-		idle = false
-	case e.calls[s.judges[pos].slot] == 0 && s.marks == marks:
-		idle = true
+	if took < limit {
+		s.waiting[pos] = int(s.marks[pos] - marks)
+	} else {
+		s.waiting[pos] = max(s.waiting[pos]-took, 0)
 	}
-	if idle != s.idle[pos] {
-		s.idle[pos] = idle
-		s.shares = fairShares(e.cfg.MaxInFlight, s.demands())
-	}
+	e.reshare(s)
 }
 
 // room is how many more calls this process may start on a slot of the run:
@@ -160,9 +183,9 @@ func (e *Engine) room(rs *runState, slot string) int {
 // MaxInFlight for a slot no lane of the run holds; e.mu is held.
 func (e *Engine) idleShare(rs *runState, slot string) int {
 	s := &rs.split
-	for pos, j := range s.judges {
-		if j.slot == slot && s.idle[pos] {
-			return fairShares(e.cfg.MaxInFlight, append(s.demands(), j))[slot]
+	for _, j := range s.judges {
+		if j.slot == slot {
+			return fairShares(e.cfg.MaxInFlight, append(e.demands(s), j))[slot]
 		}
 	}
 	return e.cfg.MaxInFlight

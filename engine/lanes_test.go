@@ -29,7 +29,7 @@ func TestFairShares(t *testing.T) {
 	}
 }
 
-func TestIdleJudgeShares(t *testing.T) {
+func TestJudgeSharesWhileGroupsAnswer(t *testing.T) {
 	e := &Engine{cfg: Config{MaxInFlight: 4}, runs: map[int64]*runState{}, calls: map[string]int{}}
 	rs := &runState{}
 	e.runs[1] = rs
@@ -47,24 +47,33 @@ func TestIdleJudgeShares(t *testing.T) {
 		t.Errorf("an idle judge's room = %d, want the share it would have with work, 2", got)
 	}
 	e.markJudgeWork(1, 0)
-	check("an answer waits", map[string]int{"t": 2, "j": 2})
+	check("an answer waits", map[string]int{"t": 3, "j": 1})
+	e.markJudgeWork(1, 0)
+	e.markJudgeWork(1, 0)
+	check("three answers wait", map[string]int{"t": 2, "j": 2})
 	e.setShares(rs, target, judge, true)
 	check("the next pass", map[string]int{"t": 2, "j": 2})
 
-	marks := e.judgeMarks(rs)
-	e.markJudgeWork(1, 0) // an answer stored while the claim ran
-	e.judgeClaimed(rs, 0, false, marks)
-	check("a claim that missed a new answer", map[string]int{"t": 2, "j": 2})
+	marks := e.judgeMarks(rs, 0)
+	e.calls["j"] = 2
+	e.judgeClaimed(rs, 0, 2, 2, marks)
+	check("a claim of two, one more waiting", map[string]int{"t": 2, "j": 2})
+	e.judgeTook(1, 0)
 	e.calls["j"] = 1
-	e.judgeClaimed(rs, 0, false, e.judgeMarks(rs))
-	check("a claim that found nothing while a call runs", map[string]int{"t": 2, "j": 2})
+	e.setShares(rs, target, judge, true)
+	check("a successor took the last", map[string]int{"t": 3, "j": 1})
+
+	marks = e.judgeMarks(rs, 0)
+	e.markJudgeWork(1, 0) // an answer stored while the claim ran
+	e.judgeClaimed(rs, 0, 2, 0, marks)
+	check("a claim that missed a new answer", map[string]int{"t": 2, "j": 2})
 	e.calls["j"] = 0
-	e.judgeClaimed(rs, 0, false, e.judgeMarks(rs))
+	e.judgeClaimed(rs, 0, 2, 0, e.judgeMarks(rs, 0))
 	check("a claim that found nothing", map[string]int{"t": 4})
-	e.judgeClaimed(rs, 0, true, e.judgeMarks(rs))
-	check("a claim that found work", map[string]int{"t": 2, "j": 2})
 
 	e.setShares(rs, nil, judge, false)
-	e.judgeClaimed(rs, 0, false, e.judgeMarks(rs))
 	check("judging", map[string]int{"j": 4})
+	e.markJudgeWork(1, 0)
+	e.judgeClaimed(rs, 0, 2, 0, e.judgeMarks(rs, 0))
+	check("judging, whatever waits", map[string]int{"j": 4})
 }

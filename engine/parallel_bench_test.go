@@ -69,3 +69,42 @@ func BenchmarkProvidersInParallel(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkPipelineFewSlots: a pipelined run whose process has fewer slots
+// than its target and judge could use together (MaxInFlight 4, both at
+// concurrency 4): 200 tasks answered at 50 ms, judged at 5 ms. The judge
+// has nothing to judge most of the time; were it to hold its share
+// regardless, the target would answer two at a time instead of four.
+// x-ideal is the run's time ÷ the target's alone at four at once, warm-up
+// + ⌈200/4⌉·50 ms = 2.55 s. Run:
+//
+//	go test -run '^$' -bench PipelineFewSlots -benchtime 1x ./engine/
+func BenchmarkPipelineFewSlots(b *testing.B) {
+	const tasks, conc, answer, verdict = 200, 4, 50 * time.Millisecond, 5 * time.Millisecond
+	ideal := answer + time.Duration((tasks+conc-1)/conc)*answer
+	eachDB(b, func(b *testing.B, st *store.Store) {
+		// env.provider is the judge's; the target gets a provider of its own.
+		env := newBenchEnvScript(b, st, tasks, conc, 1, conc, func(r llmtest.ChatRequest) llmtest.Reply {
+			rep := llmtest.DefaultReply(r)
+			rep.Delay = verdict
+			return rep
+		})
+		env.pipeline = true
+		fake := llmtest.New(b, func(r llmtest.ChatRequest) llmtest.Reply {
+			rep := llmtest.DefaultReply(r)
+			rep.Delay = answer
+			return rep
+		})
+		fake.Forget()
+		p, err := st.CreateProvider(context.Background(), store.ProviderInput{Name: "target", BaseURL: fake.URL, Concurrency: conc})
+		if err != nil {
+			b.Fatal(err)
+		}
+		var took time.Duration
+		for b.Loop() {
+			_, took = env.runTargets(b, []store.ModelRef{{ProviderID: p.ID, Model: "t"}}, nil)
+		}
+		b.ReportMetric(took.Seconds()/ideal.Seconds(), "x-ideal")
+		b.ReportMetric(took.Seconds(), "s/run")
+	})
+}
