@@ -150,7 +150,8 @@ func (e *Engine) judgeMarks(rs *runState, pos int) uint64 {
 
 // judgeClaimed records judge pos's claim of up to limit items, which took
 // took: fewer than asked drained the queue but for what was stored since
-// marks was read.
+// marks was read (or met the provider's limit across processes: the calls
+// then in flight hold the judge's share, and its chains take the rest).
 func (e *Engine) judgeClaimed(rs *runState, pos, limit, took int, marks uint64) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
