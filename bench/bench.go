@@ -94,6 +94,8 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		return nil, err
 	}
 	b.rep.RunID, b.rep.Items = c.runID, c.items
+	progress(fmt.Sprintf("created in %.1f s (tasks %.1f s, collection %.1f s, run %.1f s)",
+		(c.tasks + c.collection + c.run).Seconds(), c.tasks.Seconds(), c.collection.Seconds(), c.run.Seconds()))
 	b.rep.add(info("create tasks", c.tasks.Seconds(), "s"), info("create collection", c.collection.Seconds(), "s"),
 		info("create run (items)", c.run.Seconds(), "s"), below("created", (c.tasks+c.collection+c.run).Seconds(), "s", createTarget))
 	for _, phase := range []func(context.Context) error{b.work, b.fill, b.serve} {

@@ -193,22 +193,6 @@ func prefixed(prefix, columns string) string {
 	return strings.Join(parts, ", ")
 }
 
-// createItems makes one item per (task, target, repeat) of a run.
-func (s *Store) createItems(ctx context.Context, runID int64, repeats int, now time.Time) error {
-	for r := 1; r <= repeats; r++ {
-		res := s.conn(ctx).Exec(`INSERT INTO items (run_id, run_task_id, run_target_id, repeat_index, status, request, updated_at)
-			SELECT ?, rt.id, tg.id, ?, 'NEW', '{}', ? FROM run_tasks rt CROSS JOIN run_targets tg
-			WHERE rt.run_id = ? AND tg.run_id = ? ORDER BY tg.position, rt.id`, runID, r, now, runID, runID)
-		if res.Error != nil {
-			return fmt.Errorf("store: create items: %w", res.Error)
-		}
-		if res.RowsAffected == 0 {
-			return invalid("collection_ids", "the chosen collections hold no tasks; add tasks first")
-		}
-	}
-	return nil
-}
-
 // panel freezes the run's judges: a single model with the default style, or
 // saved judges with their current style versions. A panel shares one scale,
 // so their scores average meaningfully.
