@@ -232,7 +232,8 @@ func run(args []string) error {
 	broker := engine.NewBroker()
 	mets := metrics.New(st, log)
 	eng := engine.New(engine.Config{MaxInFlight: cfg.MaxInFlight, Lease: cfg.Lease, Egress: cfg.Egress,
-		ObserveCallFunc: mets.ObserveCall, ObserveFailureFunc: mets.ObserveFailure}, st, broker, log)
+		ObserveCallFunc: mets.ObserveCall, ObserveFailureFunc: mets.ObserveFailure,
+		RunEndedFunc: func(ctx context.Context, runID int64) error { return runs.StoreSummary(ctx, st, runID) }}, st, broker, log)
 	var wg sync.WaitGroup
 	engineCtx, stopEngine := context.WithCancel(context.Background())
 	defer wg.Wait()
