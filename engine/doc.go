@@ -60,7 +60,8 @@
 // task's comparisons once all its targets answered), each judge a lane of
 // its own, so a provider that finishes early lends its slots to judging.
 // The run is FINISHED when every item is COMPLETED or FAILED (FAILED when
-// none completed).
+// none completed); the process that ends it then calls Config.RunEndedFunc
+// in the background (the server stores the run's summary with it).
 // A FAILED item keeps the phase it failed in (failed_phase); retry-failed
 // sends each back there, to NEW (its group warms up afresh) or to
 // WAITING_FOR_JUDGE at the judge it failed with, with its attempts renewed,
