@@ -2,7 +2,9 @@ package main
 
 import (
 	"context"
+	"math"
 	"net/http"
+	"runtime/debug"
 	"slices"
 	"strings"
 	"testing"
@@ -71,5 +73,19 @@ func TestServerTimeouts(t *testing.T) {
 	srv := newServer("127.0.0.1:0", http.NotFoundHandler(), context.Background())
 	if srv.ReadHeaderTimeout <= 0 || srv.ReadTimeout <= 0 || srv.WriteTimeout <= 0 || srv.IdleTimeout <= 0 {
 		t.Errorf("timeouts: header %s, read %s, write %s, idle %s", srv.ReadHeaderTimeout, srv.ReadTimeout, srv.WriteTimeout, srv.IdleTimeout)
+	}
+}
+
+// The serving process gets a soft memory limit, unless GOMEMLIMIT sets one.
+func TestLimitMemory(t *testing.T) {
+	prev := debug.SetMemoryLimit(math.MaxInt64)
+	t.Cleanup(func() { debug.SetMemoryLimit(prev) })
+	limitMemory(func(string) (string, bool) { return "1GiB", true })
+	if got := debug.SetMemoryLimit(-1); got != math.MaxInt64 {
+		t.Errorf("with GOMEMLIMIT set, the limit became %d", got)
+	}
+	limitMemory(func(string) (string, bool) { return "", false })
+	if got := debug.SetMemoryLimit(-1); got != memoryLimit {
+		t.Errorf("without GOMEMLIMIT, the limit is %d, want %d", got, memoryLimit)
 	}
 }

@@ -56,15 +56,25 @@ func Entries(run *store.Run, pass float64, results []store.TaskResult) []Entry {
 	out := make([]Entry, len(run.Targets))
 	index := map[int64]int{}
 	for i, t := range run.Targets {
+		index[t.ID] = i
+	}
+	// Each map is made at its size: grown one row at a time, a large run's
+	// maps would be copied over and over.
+	sizes := make([]int, len(run.Targets))
+	for _, r := range results {
+		if i, ok := index[r.RunTargetID]; ok {
+			sizes[i]++
+		}
+	}
+	for i, t := range run.Targets {
 		out[i] = Entry{RunID: run.ID, RunName: run.Name, TargetID: t.ID, Model: t.Model, Provider: t.ProviderName, Version: t.Version,
-			Tasks: map[string]store.TaskResult{}, PassThreshold: pass}
+			Tasks: make(map[string]store.TaskResult, sizes[i]), PassThreshold: pass}
 		if t.IsAgent() {
 			out[i].Model = t.Label()
 			if t.AgentID != nil {
 				out[i].AgentID = *t.AgentID
 			}
 		}
-		index[t.ID] = i
 	}
 	for _, r := range results {
 		if i, ok := index[r.RunTargetID]; ok {

@@ -44,6 +44,11 @@ type Config struct {
 	ObserveCallFunc func(provider, model string, took time.Duration, err error)
 	// ObserveFailureFunc, when set, sees each failed attempt of an item and whether it will be retried.
 	ObserveFailureFunc func(phase store.Phase, retried bool)
+	// RunEndedFunc, when set, is called in the background with each run this
+	// process ends (FINISHED or FAILED), e.g. to store the run's summary so
+	// that its first view reads it instead of scanning the run. Run waits for
+	// the calls under way; they get the engine's context.
+	RunEndedFunc func(ctx context.Context, runID int64) error
 }
 
 // Engine claims items and runs them, up to each provider's concurrency.
@@ -66,6 +71,8 @@ type Engine struct {
 	// calls counts this process's calls in flight per slot key (see start).
 	calls    map[string]int
 	inflight sync.WaitGroup
+	// ending holds the RunEndedFunc calls under way.
+	ending sync.WaitGroup
 
 	// versioned holds the targets whose reported model version this process
 	// has recorded (or found set), so it is written once, not per answer.
@@ -206,6 +213,7 @@ func (e *Engine) Run(ctx context.Context) error {
 	bg.Go(func() { e.logs.run(ctx) })
 	bg.Go(func() { e.purgeLoop(ctx) })
 	defer bg.Wait()
+	defer e.ending.Wait()
 	defer e.logs.flush(ctx) // after the calls in flight have logged their outcome
 	defer e.retireAgents(nil)
 	defer e.inflight.Wait()
@@ -580,7 +588,22 @@ func (e *Engine) maybeFinish(ctx context.Context, run *store.Run) error {
 		return err // not ended: another worker finished it, the user paused it, or work went back
 	}
 	e.changed(run.ID)
+	e.runEnded(ctx, run.ID)
 	return nil
+}
+
+// runEnded hands a run this process ended to Config.RunEndedFunc, off the
+// dispatch path: what it does (a large run's summary) may take seconds.
+func (e *Engine) runEnded(ctx context.Context, runID int64) {
+	f := e.cfg.RunEndedFunc
+	if f == nil {
+		return
+	}
+	e.ending.Go(func() {
+		if err := f(ctx, runID); err != nil && ctx.Err() == nil {
+			e.log.ErrorContext(ctx, "run ended", "run_id", runID, "err", err)
+		}
+	})
 }
 
 func (e *Engine) logRun(ctx context.Context, runID int64, level store.LogLevel, kind, msg, detail string) {

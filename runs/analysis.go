@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"strings"
 
+	"golang.org/x/sync/errgroup"
+
 	"tribunal/analysis"
 	"tribunal/store"
 )
@@ -58,35 +60,86 @@ func (s *Service) analysisStamp(ctx context.Context, runID int64, prog Progress)
 }
 
 // runReport computes the run report; human is the agreement the judges'
-// reliability is read from.
+// reliability is read from. Its three reads are independent: on
+// PostgreSQL they run side by side.
 func (s *Service) runReport(ctx context.Context, run *store.Run, human analysis.Report) (*analysis.RunReport, error) {
-	results, err := s.store.TaskResults(ctx, run.ID)
-	if err != nil {
+	var tasks runTasks
+	var probe *store.JudgeProbe
+	var flips map[int64]analysis.Flips
+	g, gctx := errgroup.WithContext(ctx)
+	g.Go(func() (err error) {
+		tasks, err = readRunTasks(gctx, s.store, run)
+		return err
+	})
+	g.Go(func() (err error) {
+		probe, err = s.store.JudgeProbes(gctx, run.ID)
+		return err
+	})
+	g.Go(func() (err error) {
+		flips, err = s.judgeFlips(gctx, run.ID)
+		return err
+	})
+	if err := g.Wait(); err != nil {
 		return nil, err
 	}
-	entries := analysis.Entries(run, store.PassThreshold(run.Judges), results)
-	out := &analysis.RunReport{Entries: analysis.Summarise(entries, nil), PairTests: analysis.PairTests(entries),
-		Distributions: map[int64][]float64{}}
+	out := &analysis.RunReport{Entries: analysis.Summarise(tasks.entries, nil), PairTests: analysis.PairTests(tasks.entries),
+		Distributions: tasks.distributions, Consistency: tasks.consistency}
 	if out.PairTests == nil {
 		out.PairTests = []analysis.PairTest{}
 	}
-	for _, r := range results {
-		if r.Score != nil {
-			out.Distributions[r.RunTargetID] = append(out.Distributions[r.RunTargetID], *r.Score)
-		}
-	}
-	if run.Repeats > 1 {
-		out.Consistency = analysis.Consistency(run, results)
-	}
-	probe, err := s.store.JudgeProbes(ctx, run.ID)
-	if err != nil {
-		return nil, err
-	}
-	flips, err := s.judgeFlips(ctx, run.ID)
-	if err != nil {
-		return nil, err
-	}
 	out.Judges = analysis.Reliabilities(run.Judges, probe, human, flips)
+	return out, nil
+}
+
+// runTasks is what the run report takes from the run's task results.
+type runTasks struct {
+	entries       []analysis.Entry
+	distributions map[int64][]float64 // each target's task scores
+	consistency   []analysis.ModelConsistency
+}
+
+// readRunTasks reads the run's task results one target at a time: the
+// store streams them by target, and only the current target's rows are
+// held beside the entries (a million-item run has half a million rows, and
+// holding them all doubled what the report needs). Each target's entry and
+// consistency depend on its own rows alone, so computing them per target
+// gives what computing them over all rows gives.
+func readRunTasks(ctx context.Context, st *store.Store, run *store.Run) (runTasks, error) {
+	pass := store.PassThreshold(run.Judges)
+	out := runTasks{entries: analysis.Entries(run, pass, nil), distributions: map[int64][]float64{}}
+	if run.Repeats > 1 {
+		out.consistency = analysis.Consistency(run, nil)
+	}
+	index := map[int64]int{}
+	for i, t := range run.Targets {
+		index[t.ID] = i
+	}
+	var target []store.TaskResult
+	done := func() {
+		if i, ok := index[target[0].RunTargetID]; ok {
+			out.entries[i] = analysis.Entries(run, pass, target)[i]
+			if out.consistency != nil {
+				out.consistency[i] = analysis.Consistency(run, target)[i]
+			}
+		}
+		target = target[:0]
+	}
+	err := st.EachTaskResult(ctx, run.ID, func(r store.TaskResult) error {
+		if len(target) > 0 && target[0].RunTargetID != r.RunTargetID {
+			done()
+		}
+		target = append(target, r)
+		if r.Score != nil {
+			out.distributions[r.RunTargetID] = append(out.distributions[r.RunTargetID], *r.Score)
+		}
+		return nil
+	})
+	if err != nil {
+		return runTasks{}, err
+	}
+	if len(target) > 0 {
+		done()
+	}
 	return out, nil
 }
 

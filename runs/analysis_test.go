@@ -2,9 +2,13 @@ package runs
 
 import (
 	"context"
+	"fmt"
+	"reflect"
+	"sync/atomic"
 	"testing"
 
 	"tribunal/analysis"
+	"tribunal/llm/llmtest"
 	"tribunal/store"
 	"tribunal/store/storetest"
 )
@@ -68,6 +72,53 @@ func TestCompareTwoRuns(t *testing.T) {
 		d, err := b.svc.Diff(ctx, row.ItemIDs[0], row.ItemIDs[1])
 		if err != nil || d.TaskID != row.TaskID || len(d.Ops) == 0 || d.Truncated {
 			t.Errorf("diff %+v, %v", d, err)
+		}
+	})
+}
+
+// The run report reads its task results one target at a time: its entries,
+// distributions and consistency are those computed over all the rows at
+// once, as the report computed them before it streamed.
+func TestRunTasksPerTargetEqualsWhole(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, st *store.Store) {
+		ctx := context.Background()
+		var calls atomic.Int64
+		b := newBenchWith(t, st, 12, nil, func(r llmtest.ChatRequest) llmtest.Reply {
+			if r.IsJudge() {
+				// Scores vary by call, so repeats disagree and some tasks are flaky.
+				return llmtest.Reply{Content: fmt.Sprintf(`{"score": %d, "reasoning": "varied"}`, 1+calls.Add(1)*7%10)}
+			}
+			return llmtest.Reply{Content: "answer from " + r.Model + "."}
+		})
+		run := b.run(t, store.RunInput{Repeats: 3}, "m1", "m2", "m3")
+		results, err := st.TaskResults(ctx, run.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(results) != 3*12 {
+			t.Fatalf("%d task results, want %d", len(results), 3*12)
+		}
+		pass := store.PassThreshold(run.Judges)
+		want := runTasks{entries: analysis.Entries(run, pass, results), distributions: map[int64][]float64{},
+			consistency: analysis.Consistency(run, results)}
+		for _, r := range results {
+			if r.Score != nil {
+				want.distributions[r.RunTargetID] = append(want.distributions[r.RunTargetID], *r.Score)
+			}
+		}
+		got, err := readRunTasks(ctx, st, run)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("per target:\n%+v\nwhole:\n%+v", got, want)
+		}
+		var flaky int
+		for _, c := range got.consistency {
+			flaky += c.Inconsistent
+		}
+		if flaky == 0 {
+			t.Errorf("no flaky task: the test compares nothing that varies (%+v)", got.consistency)
 		}
 	})
 }

@@ -182,10 +182,24 @@ func (p *pace) done(runID int64, start, end time.Time) {
 }
 
 // Snapshot computes an ended run's summary and stores it, so that its first
-// view in any process needs no scan (the watch evaluator calls it as runs
-// end, and reads the run's metrics from it).
+// view in any process needs no scan: the engine that ends a run calls it
+// (StoreSummary), and the watch evaluator, which reads the run's metrics
+// from it, finds it stored (or, in a process whose engine did not end the
+// run, computes it).
 func Snapshot(ctx context.Context, st *store.Store, run *store.Run) (*Summary, error) {
 	return summaryNow(ctx, st, run)
+}
+
+// StoreSummary computes the ended run runID's summary and stores it: the
+// engine's RunEndedFunc, so that a run's first view reads its summary
+// instead of waiting on a scan of its items.
+func StoreSummary(ctx context.Context, st *store.Store, runID int64) error {
+	run, err := st.Run(ctx, runID)
+	if err != nil {
+		return err
+	}
+	_, err = Snapshot(ctx, st, run)
+	return err
 }
 
 // summaryShape changes when Summary gains figures, so that summaries

@@ -45,6 +45,13 @@ func newBench(t *testing.T, st *store.Store, tasks int, judged map[string]int, s
 // newBenchWith is newBench with the fake's replies scripted.
 func newBenchWith(t *testing.T, st *store.Store, tasks int, sparse []store.Check, script func(llmtest.ChatRequest) llmtest.Reply) *bench {
 	t.Helper()
+	return newBenchConfig(t, st, tasks, sparse, engine.Config{}, script)
+}
+
+// newBenchConfig is newBenchWith with the engine's config (its poll and
+// backoff are the bench's own).
+func newBenchConfig(t *testing.T, st *store.Store, tasks int, sparse []store.Check, cfg engine.Config, script func(llmtest.ChatRequest) llmtest.Reply) *bench {
+	t.Helper()
 	ctx := context.Background()
 	fake := llmtest.New(t, script)
 	p, err := st.CreateProvider(ctx, store.ProviderInput{Name: "fake", Type: store.ProviderCustom, BaseURL: fake.URL, TimeoutSeconds: 5, Concurrency: 4})
@@ -67,7 +74,8 @@ func newBenchWith(t *testing.T, st *store.Store, tasks int, sparse []store.Check
 	if err != nil {
 		t.Fatal(err)
 	}
-	eng := engine.New(engine.Config{PollInterval: 10 * time.Millisecond, BackoffBase: 10 * time.Millisecond}, st, engine.NewBroker(), nil)
+	cfg.PollInterval, cfg.BackoffBase = 10*time.Millisecond, 10*time.Millisecond
+	eng := engine.New(cfg, st, engine.NewBroker(), nil)
 	runCtx, cancel := context.WithCancel(ctx)
 	var wg sync.WaitGroup
 	wg.Go(func() { eng.Run(runCtx) })
@@ -320,6 +328,54 @@ func TestSummarySnapshot(t *testing.T) {
 		}
 		if _, got, err := New(st, nil).Results(ctx, run); err != nil || got.Best.Note == "read from the snapshot" {
 			t.Errorf("a snapshot for other counts was read: %+v, %v", got, err)
+		}
+	})
+}
+
+// The engine that ends a run stores its summary (StoreSummary as its
+// RunEndedFunc, as the server wires it): the run's first view reads it.
+func TestEngineStoresEndedRunSummary(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, st *store.Store) {
+		ctx := context.Background()
+		stored := make(chan int64, 1)
+		cfg := engine.Config{RunEndedFunc: func(ctx context.Context, runID int64) error {
+			err := StoreSummary(ctx, st, runID)
+			stored <- runID
+			return err
+		}}
+		b := newBenchConfig(t, st, MinScored, nil, cfg, func(r llmtest.ChatRequest) llmtest.Reply {
+			if r.IsJudge() {
+				return llmtest.Reply{Content: `{"score": 7, "reasoning": "fixed"}`}
+			}
+			return llmtest.Reply{Content: "an answer"}
+		})
+		run := b.run(t, store.RunInput{}, "m1", "m2")
+		select {
+		case id := <-stored:
+			if id != run.ID {
+				t.Fatalf("RunEndedFunc got run %d, want %d", id, run.ID)
+			}
+		case <-time.After(30 * time.Second):
+			t.Fatal("the engine ended the run without calling RunEndedFunc")
+		}
+		counts, err := st.RunProgress(ctx, run.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		grades, err := st.GradeStamp(ctx, run.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		stamp, body, err := st.SummarySnapshot(ctx, run.ID)
+		if err != nil || body == nil || stamp != gradedStamp(summaryStamp(run, progressOf(counts)), grades) {
+			t.Fatalf("no snapshot stored for the ended run's counts and grades: stamp %q, %v", stamp, err)
+		}
+		var snap snapshot
+		if err := json.Unmarshal(body, &snap); err != nil || len(snap.Models) != 2 || snap.Models[0].Overall == nil {
+			t.Fatalf("snapshot %s: %v", body, err)
+		}
+		if want := 100 * (7.0 - 1) / 9; !near(*snap.Models[0].Overall, want) {
+			t.Errorf("stored overall %v, want %v", *snap.Models[0].Overall, want)
 		}
 	})
 }

@@ -26,13 +26,25 @@ type TaskResult struct {
 // TaskResults lists every (target, task) result of a run, for statistics
 // over tasks: confidence intervals, paired tests and repeat consistency.
 func (s *Store) TaskResults(ctx context.Context, runID int64) ([]TaskResult, error) {
+	var out []TaskResult
+	err := s.EachTaskResult(ctx, runID, func(r TaskResult) error {
+		out = append(out, r)
+		return nil
+	})
+	return out, err
+}
+
+// EachTaskResult calls fn with every (target, task) result of a run, by
+// target and then task id, without holding them: a million-item run has
+// half a million. An error from fn ends the scan and is returned.
+func (s *Store) EachTaskResult(ctx context.Context, runID int64, fn func(TaskResult) error) error {
 	judges, err := s.RunJudges(ctx, runID)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	// Group the items alone (walking the target/task index), then name the
-	// tasks. The rows are scanned by hand: a million-item run gives half a
-	// million, and GORM's reflective scan allocated several times their size.
+	// tasks. The rows are scanned by hand: GORM's reflective scan allocated
+	// several times their size.
 	rows, err := s.conn(ctx).Raw(`SELECT g.run_target_id, rt.task_key, rt.category, rt.usecase, g.items, g.scored, g.passed,
 			g.score, g.min_score, g.max_score, g.time_ms, g.tps, g.cost_usd FROM (
 			SELECT i.run_target_id, i.run_task_id, COUNT(*) AS items, COUNT(i.score) AS scored,
@@ -42,10 +54,9 @@ func (s *Store) TaskResults(ctx context.Context, runID int64) ([]TaskResult, err
 		JOIN run_tasks rt ON rt.id = g.run_task_id
 		ORDER BY g.run_target_id, rt.task_key`, PassThreshold(judges), runID).Rows()
 	if err != nil {
-		return nil, fmt.Errorf("store: task results: %w", err)
+		return fmt.Errorf("store: task results: %w", err)
 	}
 	defer rows.Close()
-	var out []TaskResult
 	// Every target repeats each task's id, category and use case: one copy
 	// of each is kept.
 	names := map[string]string{}
@@ -57,27 +68,34 @@ func (s *Store) TaskResults(ctx context.Context, runID int64) ([]TaskResult, err
 		names[s] = s
 		return s
 	}
+	// The scan's destinations are made once, not per row; a row's numbers
+	// share one allocation.
+	var scanned TaskResult
+	var key, category, usecase sql.RawBytes
+	var nums [6]sql.NullFloat64
+	dest := []any{&scanned.RunTargetID, &key, &category, &usecase, &scanned.Items, &scanned.Scored, &scanned.Passed,
+		&nums[0], &nums[1], &nums[2], &nums[3], &nums[4], &nums[5]}
 	for rows.Next() {
-		var r TaskResult
-		var key, category, usecase sql.RawBytes
-		var nums [6]sql.NullFloat64
-		if err := rows.Scan(&r.RunTargetID, &key, &category, &usecase, &r.Items, &r.Scored, &r.Passed,
-			&nums[0], &nums[1], &nums[2], &nums[3], &nums[4], &nums[5]); err != nil {
-			return nil, fmt.Errorf("store: task results: %w", err)
+		if err := rows.Scan(dest...); err != nil {
+			return fmt.Errorf("store: task results: %w", err)
 		}
+		r := scanned
 		r.TaskKey, r.Category, r.UseCase = intern(key), intern(category), intern(usecase)
-		for i, p := range []**float64{&r.Score, &r.MinScore, &r.MaxScore, &r.TimeMs, &r.TPS, &r.CostUSD} {
+		vals := new([6]float64)
+		for i, p := range [...]**float64{&r.Score, &r.MinScore, &r.MaxScore, &r.TimeMs, &r.TPS, &r.CostUSD} {
 			if nums[i].Valid {
-				v := nums[i].Float64
-				*p = &v
+				vals[i] = nums[i].Float64
+				*p = &vals[i]
 			}
 		}
-		out = append(out, r)
+		if err := fn(r); err != nil {
+			return err
+		}
 	}
 	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("store: task results: %w", err)
+		return fmt.Errorf("store: task results: %w", err)
 	}
-	return out, nil
+	return nil
 }
 
 // Answer is a target's answer to a task (its first repeat).
@@ -135,14 +153,28 @@ type JudgeRepeat struct {
 // JudgeProbes reads a run's judge scores for the reliability card.
 func (s *Store) JudgeProbes(ctx context.Context, runID int64) (*JudgeProbe, error) {
 	out := &JudgeProbe{}
-	err := s.conn(ctx).Table("scores sc").
-		Select("sc.run_judge_id, sc.score, LENGTH(COALESCE(i.response, '')) AS length").
-		Joins("JOIN items i ON i.id = sc.item_id").
-		Where("sc.run_id = ? AND sc.metric = 'score' AND sc.run_judge_id IS NOT NULL", runID).
-		Order("sc.id").Scan(&out.Lengths).Error
+	// A row per verdict: scanned by hand, as GORM's reflective scan of a
+	// million rows allocated several times their size.
+	rows, err := s.conn(ctx).Raw(`SELECT sc.run_judge_id, sc.score, LENGTH(COALESCE(i.response, '')) AS length
+		FROM scores sc JOIN items i ON i.id = sc.item_id
+		WHERE sc.run_id = ? AND sc.metric = 'score' AND sc.run_judge_id IS NOT NULL
+		ORDER BY sc.id`, runID).Rows()
 	if err != nil {
 		return nil, fmt.Errorf("store: judge lengths: %w", err)
 	}
+	defer rows.Close()
+	var l JudgeLength
+	dest := []any{&l.RunJudgeID, &l.Score, &l.Length}
+	for rows.Next() {
+		if err := rows.Scan(dest...); err != nil {
+			return nil, fmt.Errorf("store: judge lengths: %w", err)
+		}
+		out.Lengths = append(out.Lengths, l)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("store: judge lengths: %w", err)
+	}
+	rows.Close()
 	err = s.conn(ctx).Table("scores sc").
 		Select("sc.run_judge_id, COUNT(*) AS n, MIN(sc.score) AS min_score, MAX(sc.score) AS max_score").
 		Joins("JOIN items i ON i.id = sc.item_id").
