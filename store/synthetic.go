@@ -45,7 +45,26 @@ func (s *Store) CompleteSynthetic(ctx context.Context, runID int64) (int64, erro
 	if err != nil {
 		return 0, fmt.Errorf("store: complete run %d synthetically: %w", runID, err)
 	}
+	if err := s.analyzeAfterFill(ctx); err != nil {
+		return 0, err
+	}
 	return n, nil
+}
+
+// analyzeAfterFill refreshes PostgreSQL's planner statistics. A fill writes
+// in a minute what a real run writes over hours, during which autovacuum
+// would have analyzed the tables; without them the planner guesses row
+// counts, and the statistics and pages timed next would be planned for an
+// empty run. SQLite plans without gathered statistics unless asked to keep
+// them, so it has nothing to refresh.
+func (s *Store) analyzeAfterFill(ctx context.Context) error {
+	if s.dialect != Postgres {
+		return nil
+	}
+	if err := s.conn(ctx).Exec(`ANALYZE`).Error; err != nil {
+		return fmt.Errorf("store: analyze after the fill: %w", err)
+	}
+	return nil
 }
 
 // syntheticPending selects the items a fill writes and, with judged, only
