@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"fmt"
+	"slices"
 	"time"
 
 	"gorm.io/gorm"
@@ -59,7 +60,9 @@ type ItemFilter struct {
 	Model   string // matches the target's model name
 	Page    int
 	PerPage int
-	AfterID int64 // keyset cursor for scripts and export: items with a larger id
+	AfterID int64 // keyset cursor: the page of items with a larger id
+	// BeforeID is the keyset cursor back: the page of items just before it.
+	BeforeID int64
 	// Phase and Reason pick the failed items of one failure group
 	// (RunFailures): the phase they failed in, their error's first line.
 	Phase  Phase
@@ -127,9 +130,11 @@ func itemViews(q *gorm.DB) *gorm.DB {
 		Joins("JOIN run_targets tg ON tg.id = i.run_target_id")
 }
 
-// RunItems lists a run's items in id order, filtered and paginated. A deep
-// page is found by walking the index for its first id, then reading only
-// the page's rows, so page 2,000 costs about what page 1 does.
+// RunItems lists a run's items in id order, filtered and paginated. The
+// items pages link by keyset: AfterID and BeforeID are the ids around the
+// page, and the last page is read from the end, so neither costs more at
+// page 10,000 than at page 1. A page asked for by number alone is found by
+// walking the index from the nearer end for its first id.
 func (s *Store) RunItems(ctx context.Context, runID int64, f ItemFilter) (Page[ItemView], error) {
 	page, perPage := normPage(f.Page, f.PerPage, 50)
 	out := Page[ItemView]{Page: page, PerPage: perPage, Items: []ItemView{}}
@@ -143,28 +148,55 @@ func (s *Store) RunItems(ctx context.Context, runID int64, f ItemFilter) (Page[I
 	} else if err := q.Count(&out.Total).Error; err != nil {
 		return out, fmt.Errorf("store: count run items: %w", err)
 	}
-	from := f.AfterID + 1
-	if f.AfterID == 0 && page > 1 {
-		var ids []int64
-		if q, err = filtered(); err != nil {
-			return out, err
-		}
-		err := q.Select("i.id").Order("i.id").Offset((page-1)*perPage).Limit(1).Pluck("i.id", &ids).Error
-		if err != nil {
-			return out, fmt.Errorf("store: seek run items: %w", err)
-		}
-		if len(ids) == 0 {
-			return out, nil // past the last page
-		}
-		from = ids[0]
-	}
 	if q, err = filtered(); err != nil {
 		return out, err
 	}
-	if err := itemViews(q).Where("i.id >= ?", from).Order("i.id").Limit(perPage).Scan(&out.Items).Error; err != nil {
+	rows := itemViews(q)
+	fromEnd := false // rows read backwards, turned round once read
+	switch {
+	case f.AfterID > 0:
+		rows = rows.Where("i.id > ?", f.AfterID).Order("i.id").Limit(perPage)
+	case f.BeforeID > 0:
+		rows, fromEnd = rows.Where("i.id < ?", f.BeforeID).Order("i.id DESC").Limit(perPage), true
+	case page > 1 && int64(page-1)*int64(perPage) >= out.Total:
+		return out, nil // past the last page
+	case page > 1 && int64(page)*int64(perPage) > out.Total-out.Total/2:
+		// The second half: the page's rows counted from the last.
+		end := min(int64(page)*int64(perPage), out.Total)
+		rows, fromEnd = rows.Order("i.id DESC").Offset(int(out.Total-end)).Limit(int(end-int64(page-1)*int64(perPage))), true
+	case page > 1:
+		from, err := s.seekItems(filtered, (page-1)*perPage)
+		if err != nil || from == 0 {
+			return out, err
+		}
+		rows = rows.Where("i.id >= ?", from).Order("i.id").Limit(perPage)
+	default:
+		rows = rows.Order("i.id").Limit(perPage)
+	}
+	if err := rows.Scan(&out.Items).Error; err != nil {
 		return out, fmt.Errorf("store: run items: %w", err)
 	}
+	if fromEnd {
+		slices.Reverse(out.Items)
+	}
 	return out, nil
+}
+
+// seekItems walks the filtered items' id index past skip of them and
+// returns the next id; 0 past the end.
+func (s *Store) seekItems(filtered func() (*gorm.DB, error), skip int) (int64, error) {
+	q, err := filtered()
+	if err != nil {
+		return 0, err
+	}
+	var ids []int64
+	if err := q.Select("i.id").Order("i.id").Offset(skip).Limit(1).Pluck("i.id", &ids).Error; err != nil {
+		return 0, fmt.Errorf("store: seek run items: %w", err)
+	}
+	if len(ids) == 0 {
+		return 0, nil
+	}
+	return ids[0], nil
 }
 
 // CurrentWork names what a run is doing right now, from its newest claim.
