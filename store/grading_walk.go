@@ -202,7 +202,7 @@ func (w gradingWalk) nextToGrade(c int64, isOld bool, itemID, next int64) (int64
 // end), up when asc, for the first item of kind other than except; 0 when
 // there is none.
 func (w gradingWalk) seek(kind queueKind, from int64, asc bool, except int64) (int64, error) {
-	q, err := w.s.itemFilterQuery(w.ctx, w.runID, w.g.Filter)
+	q, err := w.s.itemsInOrder(w.ctx, w.runID, w.g.Filter, !asc)
 	if err != nil {
 		return 0, err
 	}
@@ -214,21 +214,17 @@ func (w gradingWalk) seek(kind queueKind, from int64, asc bool, except int64) (i
 	case ungraded:
 		q = q.Where("NOT EXISTS (SELECT 1 FROM grades g WHERE g.item_id = i.id)")
 	}
-	order := "i.id"
 	switch {
 	case asc && from > 0:
 		q = q.Where("i.id > ?", from)
 	case !asc && from > 0:
 		q = q.Where("i.id < ?", from)
 	}
-	if !asc {
-		order = "i.id DESC"
-	}
 	if except > 0 {
 		q = q.Where("i.id <> ?", except)
 	}
 	var ids []int64
-	if err := q.Order(order).Limit(1).Pluck("i.id", &ids).Error; err != nil {
+	if err := q.Limit(1).Pluck("i.id", &ids).Error; err != nil {
 		return 0, fmt.Errorf("store: grading queue walk: %w", err)
 	}
 	if len(ids) == 0 {

@@ -60,13 +60,13 @@ type ItemPlace struct {
 // neighbours are still those around its id.
 func (s *Store) ItemPlace(ctx context.Context, runID, itemID int64, f ItemFilter) (ItemPlace, error) {
 	var p ItemPlace
-	seek := func(where, order string) (int64, error) {
-		q, err := s.itemFilterQuery(ctx, runID, f)
+	seek := func(where string, desc bool) (int64, error) {
+		q, err := s.itemsInOrder(ctx, runID, f, desc)
 		if err != nil {
 			return 0, err
 		}
 		var ids []int64
-		if err := q.Where(where, itemID).Order(order).Limit(1).Pluck("i.id", &ids).Error; err != nil {
+		if err := q.Where(where, itemID).Limit(1).Pluck("i.id", &ids).Error; err != nil {
 			return 0, fmt.Errorf("store: item place: %w", err)
 		}
 		if len(ids) == 0 {
@@ -75,13 +75,13 @@ func (s *Store) ItemPlace(ctx context.Context, runID, itemID int64, f ItemFilter
 		return ids[0], nil
 	}
 	var err error
-	if p.Prev, err = seek("i.id < ?", "i.id DESC"); err != nil {
+	if p.Prev, err = seek("i.id < ?", true); err != nil {
 		return p, err
 	}
-	if p.Next, err = seek("i.id > ?", "i.id"); err != nil {
+	if p.Next, err = seek("i.id > ?", false); err != nil {
 		return p, err
 	}
-	self, err := seek("i.id = ?", "i.id")
+	self, err := seek("i.id = ?", false)
 	p.Matches = self == itemID
 	return p, err
 }

@@ -94,15 +94,45 @@ const itemViewSelect = `i.id, rt.task_key, rt.category, rt.subcategory, rt.quest
 // skipping ahead stay index-only however large the run. A model filter is
 // resolved to its target ids first, so the planner can walk a target's index.
 func (s *Store) itemFilterQuery(ctx context.Context, runID int64, f ItemFilter) (*gorm.DB, error) {
+	q, _, err := s.itemFilterTargets(ctx, runID, f)
+	return q, err
+}
+
+// itemsInOrder is itemFilterQuery in id order, descending when desc, for
+// walks of the index. A model of one target is walked on that target's
+// index: ordered by the target too (a constant, so the order is the
+// same), which the primary key cannot give. Otherwise PostgreSQL, taking
+// the target's items to be spread evenly, walks the primary key and skips
+// the other targets' blocks, hundreds of thousands of rows in a big run.
+func (s *Store) itemsInOrder(ctx context.Context, runID int64, f ItemFilter, desc bool) (*gorm.DB, error) {
+	q, targets, err := s.itemFilterTargets(ctx, runID, f)
+	if err != nil {
+		return nil, err
+	}
+	dir := ""
+	if desc {
+		dir = " DESC"
+	}
+	if targets == 1 {
+		return q.Order("i.run_target_id" + dir + ", i.id" + dir), nil
+	}
+	return q.Order("i.id" + dir), nil
+}
+
+// itemFilterTargets is itemFilterQuery and how many targets a model
+// filter resolved to (0 without one).
+func (s *Store) itemFilterTargets(ctx context.Context, runID int64, f ItemFilter) (*gorm.DB, int, error) {
 	q := s.conn(ctx).Table("items i").Where("i.run_id = ?", runID)
+	n := 0
 	if f.Status != "" {
 		q = q.Where("i.status = ?", f.Status)
 	}
 	if f.Model != "" {
 		var targets []int64
 		if err := s.conn(ctx).Model(&RunTarget{}).Where("run_id = ? AND model = ?", runID, f.Model).Pluck("id", &targets).Error; err != nil {
-			return nil, fmt.Errorf("store: filter items by model: %w", err)
+			return nil, 0, fmt.Errorf("store: filter items by model: %w", err)
 		}
+		n = len(targets)
 		q = q.Where("i.run_target_id IN ?", append(targets, 0)) // 0: no target, so an unknown model matches nothing
 	}
 	if f.Phase != "" || f.Reason != "" {
@@ -121,7 +151,7 @@ func (s *Store) itemFilterQuery(ctx context.Context, runID int64, f ItemFilter) 
 		// not probed once per item of the run.
 		q = q.Where("i.id IN (SELECT v.item_id FROM violations v WHERE v.run_id = ? AND v.category = ?)", runID, f.Violation)
 	}
-	return q, nil
+	return q, n, nil
 }
 
 func itemViews(q *gorm.DB) *gorm.DB {
@@ -138,42 +168,49 @@ func itemViews(q *gorm.DB) *gorm.DB {
 func (s *Store) RunItems(ctx context.Context, runID int64, f ItemFilter) (Page[ItemView], error) {
 	page, perPage := normPage(f.Page, f.PerPage, 50)
 	out := Page[ItemView]{Page: page, PerPage: perPage, Items: []ItemView{}}
-	filtered := func() (*gorm.DB, error) { return s.itemFilterQuery(ctx, runID, f) }
-	q, err := filtered()
-	if err != nil {
-		return out, err
-	}
 	if f.Total != nil {
 		out.Total = *f.Total
-	} else if err := q.Count(&out.Total).Error; err != nil {
-		return out, fmt.Errorf("store: count run items: %w", err)
+	} else {
+		q, err := s.itemFilterQuery(ctx, runID, f)
+		if err != nil {
+			return out, err
+		}
+		if err := q.Count(&out.Total).Error; err != nil {
+			return out, fmt.Errorf("store: count run items: %w", err)
+		}
 	}
-	if q, err = filtered(); err != nil {
-		return out, err
-	}
-	rows := itemViews(q)
+	from := f.AfterID // the page starts after from, or ends before until
+	until, skip, limit := f.BeforeID, 0, perPage
 	fromEnd := false // rows read backwards, turned round once read
 	switch {
-	case f.AfterID > 0:
-		rows = rows.Where("i.id > ?", f.AfterID).Order("i.id").Limit(perPage)
-	case f.BeforeID > 0:
-		rows, fromEnd = rows.Where("i.id < ?", f.BeforeID).Order("i.id DESC").Limit(perPage), true
+	case from > 0:
+	case until > 0:
+		fromEnd = true
 	case page > 1 && int64(page-1)*int64(perPage) >= out.Total:
 		return out, nil // past the last page
 	case page > 1 && int64(page)*int64(perPage) > out.Total-out.Total/2:
 		// The second half: the page's rows counted from the last.
 		end := min(int64(page)*int64(perPage), out.Total)
-		rows, fromEnd = rows.Order("i.id DESC").Offset(int(out.Total-end)).Limit(int(end-int64(page-1)*int64(perPage))), true
+		fromEnd, skip, limit = true, int(out.Total-end), int(end-int64(page-1)*int64(perPage))
 	case page > 1:
-		from, err := s.seekItems(filtered, (page-1)*perPage)
-		if err != nil || from == 0 {
+		// The first half: the index walked for the id before the page.
+		id, err := s.seekItems(ctx, runID, f, (page-1)*perPage-1)
+		if err != nil || id == 0 {
 			return out, err
 		}
-		rows = rows.Where("i.id >= ?", from).Order("i.id").Limit(perPage)
-	default:
-		rows = rows.Order("i.id").Limit(perPage)
+		from = id
 	}
-	if err := rows.Scan(&out.Items).Error; err != nil {
+	q, err := s.itemsInOrder(ctx, runID, f, fromEnd)
+	if err != nil {
+		return out, err
+	}
+	if from > 0 {
+		q = q.Where("i.id > ?", from)
+	}
+	if until > 0 {
+		q = q.Where("i.id < ?", until)
+	}
+	if err := itemViews(q).Offset(skip).Limit(limit).Scan(&out.Items).Error; err != nil {
 		return out, fmt.Errorf("store: run items: %w", err)
 	}
 	if fromEnd {
@@ -182,15 +219,15 @@ func (s *Store) RunItems(ctx context.Context, runID int64, f ItemFilter) (Page[I
 	return out, nil
 }
 
-// seekItems walks the filtered items' id index past skip of them and
-// returns the next id; 0 past the end.
-func (s *Store) seekItems(filtered func() (*gorm.DB, error), skip int) (int64, error) {
-	q, err := filtered()
+// seekItems walks the filtered items' index past skip of them and returns
+// the next id; 0 past the end.
+func (s *Store) seekItems(ctx context.Context, runID int64, f ItemFilter, skip int) (int64, error) {
+	q, err := s.itemsInOrder(ctx, runID, f, false)
 	if err != nil {
 		return 0, err
 	}
 	var ids []int64
-	if err := q.Select("i.id").Order("i.id").Offset(skip).Limit(1).Pluck("i.id", &ids).Error; err != nil {
+	if err := q.Select("i.id").Offset(skip).Limit(1).Pluck("i.id", &ids).Error; err != nil {
 		return 0, fmt.Errorf("store: seek run items: %w", err)
 	}
 	if len(ids) == 0 {
