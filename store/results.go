@@ -119,6 +119,20 @@ func (s *Store) itemsInOrder(ctx context.Context, runID int64, f ItemFilter, des
 	return q.Order("i.id" + dir), nil
 }
 
+// itemsByID is itemFilterQuery in id order, descending when desc, for
+// skipping many rows: there the target's order would have PostgreSQL sort
+// the target's items, where walking the primary key reads them in order.
+func (s *Store) itemsByID(ctx context.Context, runID int64, f ItemFilter, desc bool) (*gorm.DB, error) {
+	q, err := s.itemFilterQuery(ctx, runID, f)
+	if err != nil {
+		return nil, err
+	}
+	if desc {
+		return q.Order("i.id DESC"), nil
+	}
+	return q.Order("i.id"), nil
+}
+
 // itemFilterTargets is itemFilterQuery and how many targets a model
 // filter resolved to (0 without one).
 func (s *Store) itemFilterTargets(ctx context.Context, runID int64, f ItemFilter) (*gorm.DB, int, error) {
@@ -201,6 +215,9 @@ func (s *Store) RunItems(ctx context.Context, runID int64, f ItemFilter) (Page[I
 		from = id
 	}
 	q, err := s.itemsInOrder(ctx, runID, f, fromEnd)
+	if skip > 0 {
+		q, err = s.itemsByID(ctx, runID, f, fromEnd)
+	}
 	if err != nil {
 		return out, err
 	}
@@ -222,7 +239,7 @@ func (s *Store) RunItems(ctx context.Context, runID int64, f ItemFilter) (Page[I
 // seekItems walks the filtered items' index past skip of them and returns
 // the next id; 0 past the end.
 func (s *Store) seekItems(ctx context.Context, runID int64, f ItemFilter, skip int) (int64, error) {
-	q, err := s.itemsInOrder(ctx, runID, f, false)
+	q, err := s.itemsByID(ctx, runID, f, false)
 	if err != nil {
 		return 0, err
 	}
