@@ -100,10 +100,12 @@ func (s *Store) itemFilterQuery(ctx context.Context, runID int64, f ItemFilter) 
 
 // itemsInOrder is itemFilterQuery in id order, descending when desc, for
 // walks of the index. A model of one target is walked on that target's
-// index: ordered by the target too (a constant, so the order is the
-// same), which the primary key cannot give. Otherwise PostgreSQL, taking
-// the target's items to be spread evenly, walks the primary key and skips
-// the other targets' blocks, hundreds of thousands of rows in a big run.
+// index, which both planners would pass over for the primary key (or the
+// run's id index), taking the target's items to be spread evenly, and then
+// skip the other targets' blocks, hundreds of thousands of rows in a big
+// run: SQLite takes the target's index for the equality (itemFilterTargets),
+// PostgreSQL for an order by the target too (a constant, so the same
+// order), which the primary key cannot give.
 func (s *Store) itemsInOrder(ctx context.Context, runID int64, f ItemFilter, desc bool) (*gorm.DB, error) {
 	q, targets, err := s.itemFilterTargets(ctx, runID, f)
 	if err != nil {
@@ -113,7 +115,7 @@ func (s *Store) itemsInOrder(ctx context.Context, runID int64, f ItemFilter, des
 	if desc {
 		dir = " DESC"
 	}
-	if targets == 1 {
+	if targets == 1 && s.dialect == Postgres {
 		return q.Order("i.run_target_id" + dir + ", i.id" + dir), nil
 	}
 	return q.Order("i.id" + dir), nil
@@ -147,7 +149,11 @@ func (s *Store) itemFilterTargets(ctx context.Context, runID int64, f ItemFilter
 			return nil, 0, fmt.Errorf("store: filter items by model: %w", err)
 		}
 		n = len(targets)
-		q = q.Where("i.run_target_id IN ?", append(targets, 0)) // 0: no target, so an unknown model matches nothing
+		if n == 1 && s.dialect != Postgres {
+			q = q.Where("i.run_target_id = ?", targets[0]) // see itemsInOrder
+		} else {
+			q = q.Where("i.run_target_id IN ?", append(targets, 0)) // 0: no target, so an unknown model matches nothing
+		}
 	}
 	if f.Phase != "" || f.Reason != "" {
 		// A failure group's items are FAILED (a retry clears failed_phase);
