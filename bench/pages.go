@@ -37,14 +37,16 @@ func statistics(r runRef) []page {
 }
 
 // pages are the pages of the run, each against the 150 ms target (routes
-// in handlers/routes.go); add a line here to time another.
+// in handlers/routes.go); add a line here to time another. The run's items
+// have consecutive ids, so the cursor before a page is known.
 func pages(r runRef) []page {
 	deep := r.items / runs.ItemsPerPage / 2
 	items := func(q string) string { return fmt.Sprintf("/runs/%d/items?%s", r.id, q) }
 	return []page{
 		{"run page", fmt.Sprintf("/runs/%d", r.id)},
 		{"items: first page", items("")},
-		{"items: deep page", items(fmt.Sprintf("page=%d", deep))},
+		{"items: deep page (the pager's keyset link)", items(fmt.Sprintf("after=%d&page=%d", r.firstItem+int64(deep-1)*runs.ItemsPerPage-1, deep))},
+		{"items: deep page by number", items(fmt.Sprintf("page=%d", deep))},
 		{"items: status=COMPLETED", items("status=COMPLETED")},
 		{"items: status=FAILED", items("status=FAILED")},
 		{"items: model", items("model=" + r.model)},

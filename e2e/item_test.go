@@ -60,8 +60,11 @@ func TestItemPageFromTable(t *testing.T) {
 	if h := b.text("h1"); !strings.Contains(h, "fake-large") || second <= first {
 		t.Errorf("next went from %d to %d (%s), want the next fake-large item", first, second, h)
 	}
-	if pos := b.text("[data-testid=item-position]"); !strings.HasPrefix(pos, "2 of 3") {
-		t.Errorf("position %q, want 2 of 3", pos)
+	if prev := mustEval[string](b, "previous link", `new URL(document.querySelector("[data-testid=item-prev]").href).pathname`); prev != fmt.Sprintf("/items/%d", first) {
+		t.Errorf("previous links to %q, want item %d", prev, first)
+	}
+	if pos := b.text("[data-testid=item-position]"); !strings.HasPrefix(pos, "the run's items") {
+		t.Errorf("position %q, want the run's items", pos)
 	}
 
 	b.typeInto("[data-testid=item-grade-notes]", "off by one")

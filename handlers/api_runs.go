@@ -202,7 +202,11 @@ func (h *Handler) itemFilter(c echo.Context) (store.ItemFilter, error) {
 	if err != nil {
 		return f, err
 	}
-	f.AfterID = int64(after)
+	before, err := queryInt(c, "before")
+	if err != nil {
+		return f, err
+	}
+	f.AfterID, f.BeforeID = int64(after), int64(before)
 	f.Status = store.ItemStatus(c.QueryParam("status"))
 	if f.Status != "" && !slices.Contains(store.ItemStatuses, f.Status) {
 		return f, badRequest("status must be one of %s", oneOf(store.ItemStatuses))

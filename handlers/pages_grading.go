@@ -60,7 +60,7 @@ func gradingSession(q views.GradingQuery) store.GradingSession {
 // queue: the head of the queue).
 func (h *Handler) gradingView(ctx context.Context, run *store.Run, q views.GradingQuery, id int64) (views.GradingView, error) {
 	v := views.GradingView{RunID: run.ID, Query: q}
-	p, err := h.store.GradingPlace(ctx, run.ID, gradingSession(q), id)
+	p, err := h.runs.GradingPlace(ctx, run, gradingSession(q), id)
 	if err != nil {
 		return v, err
 	}
@@ -207,7 +207,7 @@ func (h *Handler) gradeItemPage(c echo.Context) error {
 		return err
 	}
 	// Where to go next is decided on the queue as it was before this grade.
-	place, err := h.store.GradingPlace(ctx, runID, gradingSession(q), itemID)
+	place, err := h.runs.GradingPlace(ctx, run, gradingSession(q), itemID)
 	if err != nil {
 		return err
 	}

@@ -231,7 +231,10 @@ func (h *Handler) itemsTable(c echo.Context, run *store.Run) (views.ItemsTable, 
 	if err != nil {
 		return views.ItemsTable{}, err
 	}
-	t := views.ItemsTable{RunID: run.ID, ItemFilter: viewFilter(f), Page: page}
+	t := views.ItemsTable{RunID: run.ID, ItemFilter: viewFilter(f), Page: page, After: f.AfterID, Before: f.BeforeID}
+	if (f.AfterID > 0 || f.BeforeID > 0) && f.Page == 0 {
+		t.Page.Page = 0 // reached by cursor alone: its number is unknown
+	}
 	seen := map[string]bool{}
 	for _, j := range run.Judges {
 		t.Violations = t.Violations || j.AsksViolations

@@ -264,7 +264,7 @@ func (h *Handler) apiRoutes() []apiRoute {
 		{method: patch, path: "/runs/:run", handler: h.apiPatchRun, summary: "Change a run's budget (max_cost_usd)", in: RunPatch{}, out: RunJSON{}},
 		{method: get, path: "/runs/:run", handler: h.apiGetRun, summary: "Show a run: setup, progress, current work, summary and KPI values", out: RunJSON{}},
 		{method: del, path: "/runs/:run", handler: h.apiDeleteRun, summary: "Delete a run"},
-		{method: get, path: "/runs/:run/items", handler: h.apiRunItems, summary: "List a run's items (an agent's with its tool calls, model calls and reasoning)", query: "status model phase reason violation page per_page after", out: store.Page[runs.ItemRow]{}},
+		{method: get, path: "/runs/:run/items", handler: h.apiRunItems, summary: "List a run's items (an agent's with its tool calls, model calls and reasoning)", query: "status model phase reason violation page per_page after before", out: store.Page[runs.ItemRow]{}},
 		{method: get, path: "/runs/:run/scores", handler: h.apiRunScores, summary: "List a run's scores", query: "model judge metric page per_page", out: store.Page[store.ScoreView]{}},
 		{method: get, path: "/runs/:run/agreement", handler: h.apiRunAgreement, summary: "Judge–human and judge–judge agreement (kappa)", out: analysis.Report{}},
 		{method: get, path: "/runs/:run/analysis", handler: h.apiRunAnalysis, summary: "Per-model means with CIs, paired tests, consistency, judge reliability", out: analysis.RunReport{}},

@@ -13,6 +13,7 @@
 //	                                               clause, store.itemOveralls, by
 //	                                               TaskOveralls and ItemOverall)
 //	one item in full, its place      item.go       Service.Item
+//	an item's place in grading       grading.go    Service.GradingPlace (store.GradingPlace)
 //	a model's overall and interval   summary.go    modelScores
 //	best overall, best value         summary.go    pickBest (MinScored items per model)
 //	per-metric table                 summary.go    metricRows

@@ -195,15 +195,15 @@ type ItemGrade struct {
 }
 
 // ItemPlace is where an item stands in a filtered list of its run's items.
+// It holds no position: counting the items before one costs a big run
+// more than the whole page, and the neighbours need no count.
 type ItemPlace struct {
 	// Prev and Next are the neighbouring items' ids; 0 at an end.
 	Prev int64 `json:"prev_id"`
 	Next int64 `json:"next_id"`
-	// Position counts from 1; 0 when the item itself no longer matches.
-	Position int64 `json:"position"`
-	Total    int64 `json:"total"`
-	// Page is the items table's page (of PerPage) that holds the item.
-	Page int `json:"page"`
+	// InList says the item itself matches the filter (its status may have
+	// moved on since the list was shown).
+	InList bool `json:"in_list"`
 }
 
 // ItemsPerPage is the items table's page size (store.RunItems' default).
@@ -272,15 +272,12 @@ func (s *Service) Item(ctx context.Context, id int64, f store.ItemFilter) (*Item
 	if g != nil {
 		d.Grade = &ItemGrade{Grade: g.Grade, Notes: g.Notes, UpdatedAt: g.UpdatedAt}
 	}
-	f.Page, f.PerPage, f.AfterID = 0, 0, 0
+	f.Page, f.PerPage, f.AfterID, f.BeforeID = 0, 0, 0, 0
 	p, err := s.store.ItemPlace(ctx, run.ID, id, f)
 	if err != nil {
 		return nil, err
 	}
-	d.Place = ItemPlace{Prev: p.Prev, Next: p.Next, Total: p.Total, Page: int(p.Before/ItemsPerPage) + 1}
-	if p.Matches {
-		d.Place.Position = p.Before + 1
-	}
+	d.Place = ItemPlace{Prev: p.Prev, Next: p.Next, InList: p.Matches}
 	return d, nil
 }
 

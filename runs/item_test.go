@@ -78,7 +78,7 @@ func TestItem(t *testing.T) {
 			t.Errorf("%d items with a check, want 1", checked)
 		}
 
-		want := ItemPlace{Prev: 0, Next: second.ID, Position: 1, Total: 3, Page: 1}
+		want := ItemPlace{Prev: 0, Next: second.ID, InList: true}
 		if d.Place != want {
 			t.Errorf("place in good's items: %+v, want %+v", d.Place, want)
 		}
@@ -86,22 +86,22 @@ func TestItem(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if d2.Place.Prev != first.ID || d2.Place.Next != page.Items[2].ID || d2.Place.Position != 2 {
+		if d2.Place.Prev != first.ID || d2.Place.Next != page.Items[2].ID || !d2.Place.InList {
 			t.Errorf("second item's place: %+v", d2.Place)
 		}
 		d3, err := b.svc.Item(ctx, first.ID, store.ItemFilter{Status: store.ItemFailed})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if d3.Place != (ItemPlace{Page: 1}) {
+		if d3.Place != (ItemPlace{}) {
 			t.Errorf("place among failed items (none): %+v", d3.Place)
 		}
-		// A failure group's filter the item is not in: no position in it.
+		// A failure group's filter the item is not in.
 		d4, err := b.svc.Item(ctx, first.ID, store.ItemFilter{Model: "good", Phase: store.PhaseJudging, Reason: "timeout"})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if d4.Place.Position != 0 || d4.Place.Total != 0 {
+		if d4.Place != (ItemPlace{}) {
 			t.Errorf("place in a failure group the item is not in: %+v", d4.Place)
 		}
 

@@ -43,28 +43,36 @@ type GradingPlace struct {
 }
 
 // GradingPlace finds item itemID (0: the head) in the grading queue.
+// g.Filter.Total, when set, spares counting the filter's items.
 func (s *Store) GradingPlace(ctx context.Context, runID int64, g GradingSession, itemID int64) (GradingPlace, error) {
+	var judges int64
+	if err := s.conn(ctx).Model(&RunJudge{}).Where("run_id = ?", runID).Count(&judges).Error; err != nil {
+		return GradingPlace{}, fmt.Errorf("store: grading queue judges: %w", err)
+	}
+	// One judge never disagrees with itself: every spread is 0 and the
+	// queue's order is known without reading the scores.
+	if judges <= 1 {
+		return gradingWalk{s: s, ctx: ctx, runID: runID, g: g}.place(itemID)
+	}
+	return s.panelGradingPlace(ctx, runID, g, itemID)
+}
+
+// panelGradingPlace is GradingPlace for a panel of judges, whose spreads
+// order the queue: one statement over the filter's items and their scores.
+func (s *Store) panelGradingPlace(ctx context.Context, runID int64, g GradingSession, itemID int64) (GradingPlace, error) {
 	var p GradingPlace
 	q, err := s.itemFilterQuery(ctx, runID, g.Filter)
 	if err != nil {
 		return p, err
 	}
-	var judges int64
-	if err := s.conn(ctx).Model(&RunJudge{}).Where("run_id = ?", runID).Count(&judges).Error; err != nil {
-		return p, fmt.Errorf("store: grading queue judges: %w", err)
-	}
 	// Scores are brought to 0…1 on each judge's own scale, so a panel that
-	// mixes a 0–5 and a 1–10 style compares like with like. One judge never
-	// disagrees with itself: its spread is 0 without reading the scores.
-	spread := "0.0"
-	if judges > 1 {
-		spread = "COALESCE(d.spread, 0)"
-		q = q.Joins(`LEFT JOIN (SELECT sc.item_id,
-			MAX((sc.score - j.scale_min) / (j.scale_max - j.scale_min)) - MIN((sc.score - j.scale_min) / (j.scale_max - j.scale_min)) AS spread
-		FROM scores sc JOIN run_judges j ON j.id = sc.run_judge_id
-		WHERE sc.run_id = ? AND sc.metric = 'score' AND j.scale_max > j.scale_min
-		GROUP BY sc.item_id) d ON d.item_id = i.id`, runID)
-	}
+	// mixes a 0–5 and a 1–10 style compares like with like.
+	const spread = "COALESCE(d.spread, 0)"
+	q = q.Joins(`LEFT JOIN (SELECT sc.item_id,
+		MAX((sc.score - j.scale_min) / (j.scale_max - j.scale_min)) - MIN((sc.score - j.scale_min) / (j.scale_max - j.scale_min)) AS spread
+	FROM scores sc JOIN run_judges j ON j.id = sc.run_judge_id
+	WHERE sc.run_id = ? AND sc.metric = 'score' AND j.scale_max > j.scale_min
+	GROUP BY sc.item_id) d ON d.item_id = i.id`, runID)
 	// b: graded before the session; k: the order within b (spread, highest first).
 	entries := q.Select(`i.id, `+spread+` AS spread,
 		CASE WHEN g.updated_at IS NOT NULL AND g.updated_at < ? THEN 1 ELSE 0 END AS b,

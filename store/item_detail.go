@@ -49,30 +49,39 @@ func (s *Store) ItemComparisons(ctx context.Context, itemID int64) ([]Comparison
 type ItemPlace struct {
 	// Prev and Next are the matching items just before and after; 0 at an end.
 	Prev, Next int64
-	// Before counts the matching items before it; Total counts them all.
-	Before, Total int64
 	// Matches says the item itself is in the filtered list.
 	Matches bool
 }
 
 // ItemPlace finds an item's neighbours in a filtered list of its run's
-// items. The item itself need not match (its status may have moved on):
-// its neighbours are still those around its id.
+// items by three seeks of the items' id index, never counting the list (a
+// million-item run's count would cost more than the rest of the page). The
+// item itself need not match (its status may have moved on): its
+// neighbours are still those around its id.
 func (s *Store) ItemPlace(ctx context.Context, runID, itemID int64, f ItemFilter) (ItemPlace, error) {
-	// One pass over the matching items counts them all at once.
 	var p ItemPlace
-	var self int64
-	q, err := s.itemFilterQuery(ctx, runID, f)
-	if err != nil {
+	seek := func(where string, desc bool) (int64, error) {
+		q, err := s.itemsInOrder(ctx, runID, f, desc)
+		if err != nil {
+			return 0, err
+		}
+		var ids []int64
+		if err := q.Where(where, itemID).Limit(1).Pluck("i.id", &ids).Error; err != nil {
+			return 0, fmt.Errorf("store: item place: %w", err)
+		}
+		if len(ids) == 0 {
+			return 0, nil
+		}
+		return ids[0], nil
+	}
+	var err error
+	if p.Prev, err = seek("i.id < ?", true); err != nil {
 		return p, err
 	}
-	row := q.Select(`COALESCE(MAX(CASE WHEN i.id < ? THEN i.id END), 0),
-		COALESCE(MIN(CASE WHEN i.id > ? THEN i.id END), 0),
-		COALESCE(SUM(CASE WHEN i.id < ? THEN 1 ELSE 0 END), 0), COUNT(*),
-		COALESCE(SUM(CASE WHEN i.id = ? THEN 1 ELSE 0 END), 0)`, itemID, itemID, itemID, itemID).Row()
-	if err := row.Scan(&p.Prev, &p.Next, &p.Before, &p.Total, &self); err != nil {
-		return p, fmt.Errorf("store: item place: %w", err)
+	if p.Next, err = seek("i.id > ?", false); err != nil {
+		return p, err
 	}
-	p.Matches = self == 1
-	return p, nil
+	self, err := seek("i.id = ?", false)
+	p.Matches = self == itemID
+	return p, err
 }

@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"fmt"
+	"slices"
 	"time"
 
 	"gorm.io/gorm"
@@ -59,7 +60,9 @@ type ItemFilter struct {
 	Model   string // matches the target's model name
 	Page    int
 	PerPage int
-	AfterID int64 // keyset cursor for scripts and export: items with a larger id
+	AfterID int64 // keyset cursor: the page of items with a larger id
+	// BeforeID is the keyset cursor back: the page of items just before it.
+	BeforeID int64
 	// Phase and Reason pick the failed items of one failure group
 	// (RunFailures): the phase they failed in, their error's first line.
 	Phase  Phase
@@ -91,16 +94,66 @@ const itemViewSelect = `i.id, rt.task_key, rt.category, rt.subcategory, rt.quest
 // skipping ahead stay index-only however large the run. A model filter is
 // resolved to its target ids first, so the planner can walk a target's index.
 func (s *Store) itemFilterQuery(ctx context.Context, runID int64, f ItemFilter) (*gorm.DB, error) {
+	q, _, err := s.itemFilterTargets(ctx, runID, f)
+	return q, err
+}
+
+// itemsInOrder is itemFilterQuery in id order, descending when desc, for
+// walks of the index. A model of one target is walked on that target's
+// index, which both planners would pass over for the primary key (or the
+// run's id index), taking the target's items to be spread evenly, and then
+// skip the other targets' blocks, hundreds of thousands of rows in a big
+// run: SQLite takes the target's index for the equality (itemFilterTargets),
+// PostgreSQL for an order by the target too (a constant, so the same
+// order), which the primary key cannot give.
+func (s *Store) itemsInOrder(ctx context.Context, runID int64, f ItemFilter, desc bool) (*gorm.DB, error) {
+	q, targets, err := s.itemFilterTargets(ctx, runID, f)
+	if err != nil {
+		return nil, err
+	}
+	dir := ""
+	if desc {
+		dir = " DESC"
+	}
+	if targets == 1 && s.dialect == Postgres {
+		return q.Order("i.run_target_id" + dir + ", i.id" + dir), nil
+	}
+	return q.Order("i.id" + dir), nil
+}
+
+// itemsByID is itemFilterQuery in id order, descending when desc, for
+// skipping many rows: there the target's order would have PostgreSQL sort
+// the target's items, where walking the primary key reads them in order.
+func (s *Store) itemsByID(ctx context.Context, runID int64, f ItemFilter, desc bool) (*gorm.DB, error) {
+	q, err := s.itemFilterQuery(ctx, runID, f)
+	if err != nil {
+		return nil, err
+	}
+	if desc {
+		return q.Order("i.id DESC"), nil
+	}
+	return q.Order("i.id"), nil
+}
+
+// itemFilterTargets is itemFilterQuery and how many targets a model
+// filter resolved to (0 without one).
+func (s *Store) itemFilterTargets(ctx context.Context, runID int64, f ItemFilter) (*gorm.DB, int, error) {
 	q := s.conn(ctx).Table("items i").Where("i.run_id = ?", runID)
+	n := 0
 	if f.Status != "" {
 		q = q.Where("i.status = ?", f.Status)
 	}
 	if f.Model != "" {
 		var targets []int64
 		if err := s.conn(ctx).Model(&RunTarget{}).Where("run_id = ? AND model = ?", runID, f.Model).Pluck("id", &targets).Error; err != nil {
-			return nil, fmt.Errorf("store: filter items by model: %w", err)
+			return nil, 0, fmt.Errorf("store: filter items by model: %w", err)
 		}
-		q = q.Where("i.run_target_id IN ?", append(targets, 0)) // 0: no target, so an unknown model matches nothing
+		n = len(targets)
+		if n == 1 && s.dialect != Postgres {
+			q = q.Where("i.run_target_id = ?", targets[0]) // see itemsInOrder
+		} else {
+			q = q.Where("i.run_target_id IN ?", append(targets, 0)) // 0: no target, so an unknown model matches nothing
+		}
 	}
 	if f.Phase != "" || f.Reason != "" {
 		// A failure group's items are FAILED (a retry clears failed_phase);
@@ -118,7 +171,7 @@ func (s *Store) itemFilterQuery(ctx context.Context, runID int64, f ItemFilter) 
 		// not probed once per item of the run.
 		q = q.Where("i.id IN (SELECT v.item_id FROM violations v WHERE v.run_id = ? AND v.category = ?)", runID, f.Violation)
 	}
-	return q, nil
+	return q, n, nil
 }
 
 func itemViews(q *gorm.DB) *gorm.DB {
@@ -127,44 +180,83 @@ func itemViews(q *gorm.DB) *gorm.DB {
 		Joins("JOIN run_targets tg ON tg.id = i.run_target_id")
 }
 
-// RunItems lists a run's items in id order, filtered and paginated. A deep
-// page is found by walking the index for its first id, then reading only
-// the page's rows, so page 2,000 costs about what page 1 does.
+// RunItems lists a run's items in id order, filtered and paginated. The
+// items pages link by keyset: AfterID and BeforeID are the ids around the
+// page, and the last page is read from the end, so neither costs more at
+// page 10,000 than at page 1. A page asked for by number alone is found by
+// walking the index from the nearer end for its first id.
 func (s *Store) RunItems(ctx context.Context, runID int64, f ItemFilter) (Page[ItemView], error) {
 	page, perPage := normPage(f.Page, f.PerPage, 50)
 	out := Page[ItemView]{Page: page, PerPage: perPage, Items: []ItemView{}}
-	filtered := func() (*gorm.DB, error) { return s.itemFilterQuery(ctx, runID, f) }
-	q, err := filtered()
+	if f.Total != nil {
+		out.Total = *f.Total
+	} else {
+		q, err := s.itemFilterQuery(ctx, runID, f)
+		if err != nil {
+			return out, err
+		}
+		if err := q.Count(&out.Total).Error; err != nil {
+			return out, fmt.Errorf("store: count run items: %w", err)
+		}
+	}
+	from := f.AfterID // the page starts after from, or ends before until
+	until, skip, limit := f.BeforeID, 0, perPage
+	fromEnd := false // rows read backwards, turned round once read
+	switch {
+	case from > 0:
+	case until > 0:
+		fromEnd = true
+	case page > 1 && int64(page-1)*int64(perPage) >= out.Total:
+		return out, nil // past the last page
+	case page > 1 && int64(page)*int64(perPage) > out.Total-out.Total/2:
+		// The second half: the page's rows counted from the last.
+		end := min(int64(page)*int64(perPage), out.Total)
+		fromEnd, skip, limit = true, int(out.Total-end), int(end-int64(page-1)*int64(perPage))
+	case page > 1:
+		// The first half: the index walked for the id before the page.
+		id, err := s.seekItems(ctx, runID, f, (page-1)*perPage-1)
+		if err != nil || id == 0 {
+			return out, err
+		}
+		from = id
+	}
+	q, err := s.itemsInOrder(ctx, runID, f, fromEnd)
+	if skip > 0 {
+		q, err = s.itemsByID(ctx, runID, f, fromEnd)
+	}
 	if err != nil {
 		return out, err
 	}
-	if f.Total != nil {
-		out.Total = *f.Total
-	} else if err := q.Count(&out.Total).Error; err != nil {
-		return out, fmt.Errorf("store: count run items: %w", err)
+	if from > 0 {
+		q = q.Where("i.id > ?", from)
 	}
-	from := f.AfterID + 1
-	if f.AfterID == 0 && page > 1 {
-		var ids []int64
-		if q, err = filtered(); err != nil {
-			return out, err
-		}
-		err := q.Select("i.id").Order("i.id").Offset((page-1)*perPage).Limit(1).Pluck("i.id", &ids).Error
-		if err != nil {
-			return out, fmt.Errorf("store: seek run items: %w", err)
-		}
-		if len(ids) == 0 {
-			return out, nil // past the last page
-		}
-		from = ids[0]
+	if until > 0 {
+		q = q.Where("i.id < ?", until)
 	}
-	if q, err = filtered(); err != nil {
-		return out, err
-	}
-	if err := itemViews(q).Where("i.id >= ?", from).Order("i.id").Limit(perPage).Scan(&out.Items).Error; err != nil {
+	if err := itemViews(q).Offset(skip).Limit(limit).Scan(&out.Items).Error; err != nil {
 		return out, fmt.Errorf("store: run items: %w", err)
 	}
+	if fromEnd {
+		slices.Reverse(out.Items)
+	}
 	return out, nil
+}
+
+// seekItems walks the filtered items' index past skip of them and returns
+// the next id; 0 past the end.
+func (s *Store) seekItems(ctx context.Context, runID int64, f ItemFilter, skip int) (int64, error) {
+	q, err := s.itemsByID(ctx, runID, f, false)
+	if err != nil {
+		return 0, err
+	}
+	var ids []int64
+	if err := q.Select("i.id").Offset(skip).Limit(1).Pluck("i.id", &ids).Error; err != nil {
+		return 0, fmt.Errorf("store: seek run items: %w", err)
+	}
+	if len(ids) == 0 {
+		return 0, nil
+	}
+	return ids[0], nil
 }
 
 // CurrentWork names what a run is doing right now, from its newest claim.
