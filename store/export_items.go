@@ -51,21 +51,23 @@ func (s *Store) EachExportItem(ctx context.Context, runID int64, fn func(*Export
 	if err != nil {
 		return err
 	}
-	var after int64
-	for {
-		if err := b.read(ctx, s, after); err != nil {
-			return err
-		}
-		for i := range b.items {
-			if err := fn(&b.items[i]); err != nil {
+	return s.withExportReader(ctx, func(r exportReader) error {
+		var after int64
+		for {
+			if err := b.read(ctx, r, after); err != nil {
 				return err
 			}
+			for i := range b.items {
+				if err := fn(&b.items[i]); err != nil {
+					return err
+				}
+			}
+			if len(b.items) < itemExportBatch {
+				return nil
+			}
+			after = b.items[len(b.items)-1].ID
 		}
-		if len(b.items) < itemExportBatch {
-			return nil
-		}
-		after = b.items[len(b.items)-1].ID
-	}
+	})
 }
 
 // itemBatch holds one batch of EachExportItem; its buffers are reused
@@ -106,7 +108,7 @@ func (s *Store) newItemBatch(ctx context.Context, runID int64) (*itemBatch, erro
 	b := &itemBatch{runID: runID, judges: judges, targets: map[int64]exportTarget{},
 		items: make([]ExportItem, 0, itemExportBatch), at: make(map[int64]int, itemExportBatch),
 		tasks: make(map[int64]exportTask, itemExportBatch)}
-	rows, err := s.conn(ctx).Raw(`SELECT id, provider_name, model, CASE WHEN agent IS NULL THEN 0 ELSE 1 END, agent_name, agent_version
+	rows, err := s.conn(ctx).Raw(`SELECT id, provider_name, model, agent IS NOT NULL, agent_name, agent_version
 		FROM run_targets WHERE run_id = ?`, runID).Rows()
 	if err != nil {
 		return nil, fmt.Errorf("store: export targets: %w", err)
@@ -140,8 +142,8 @@ func (s *Store) runJudgeNames(ctx context.Context, runID int64) (map[int64]strin
 }
 
 // read replaces the batch with the run's next items after id after, in full.
-func (b *itemBatch) read(ctx context.Context, s *Store, after int64) error {
-	if err := b.readItems(ctx, s, after); err != nil {
+func (b *itemBatch) read(ctx context.Context, r exportReader, after int64) error {
+	if err := b.readItems(ctx, r, after); err != nil {
 		return err
 	}
 	if len(b.items) == 0 {
@@ -151,71 +153,64 @@ func (b *itemBatch) read(ctx context.Context, s *Store, after int64) error {
 	for i := range b.items {
 		ids[i] = b.items[i].ID
 	}
-	if err := b.readTasks(ctx, s); err != nil {
+	if err := b.readTasks(ctx, r); err != nil {
 		return err
 	}
-	if err := b.readScores(ctx, s, ids); err != nil {
+	if err := b.readScores(ctx, r, ids); err != nil {
 		return err
 	}
-	if err := b.readGrades(ctx, s, ids); err != nil {
+	if err := b.readGrades(ctx, r, ids); err != nil {
 		return err
 	}
-	return b.readViolations(ctx, s, ids)
+	return b.readViolations(ctx, r, ids)
 }
 
 // readItems reads the items of the batch with their targets' names.
-func (b *itemBatch) readItems(ctx context.Context, s *Store, after int64) error {
+func (b *itemBatch) readItems(ctx context.Context, r exportReader, after int64) error {
 	b.items, b.taskIDs = b.items[:0], b.taskIDs[:0]
 	clear(b.at)
-	rows, err := s.conn(ctx).Raw(exportItemSelect, b.runID, after, itemExportBatch).Rows()
-	if err != nil {
-		return fmt.Errorf("store: export run items: %w", err)
-	}
-	defer rows.Close()
-	for rows.Next() {
+	err := r.each(ctx, exportItemSelect, []any{b.runID, after, itemExportBatch}, func(row rowScanner) error {
 		var v ExportItem
 		var task int64
-		err := rows.Scan(&v.ID, &task, &v.RunTargetID, &v.Status, &v.RepeatIndex, &v.Score,
+		var status, cost, judgeCost string // scanned as plain strings: pgx converts named types by reflection
+		err := row.Scan(&v.ID, &task, &v.RunTargetID, &status, &v.RepeatIndex, &v.Score,
 			&v.Response, &v.Error, &v.TimeMs, &v.PromptTokens, &v.CompletionTokens, &v.TokensPerS, &v.CostUSD,
-			&v.CostSource, &v.JudgeCostSource, &v.AnswerAttempts, &v.JudgeAttempts, &v.FailedPhase, &v.UpdatedAt,
+			&cost, &judgeCost, &v.AnswerAttempts, &v.JudgeAttempts, &v.FailedPhase, &v.UpdatedAt,
 			&v.ToolCalls, &v.AgentTurns, &v.AgentReasoning)
 		if err != nil {
-			return fmt.Errorf("store: export run items: %w", err)
+			return err
 		}
+		v.Status, v.CostSource, v.JudgeCostSource = ItemStatus(status), CostSource(cost), CostSource(judgeCost)
 		t := b.targets[v.RunTargetID]
 		v.Provider, v.Model, v.AgentTarget, v.AgentName, v.AgentVersion = t.provider, t.model, t.agent, t.agentName, t.agentVersion
 		b.at[v.ID] = len(b.items)
 		b.items = append(b.items, v)
 		b.taskIDs = append(b.taskIDs, task)
-	}
-	if err := rows.Err(); err != nil {
+		return nil
+	})
+	if err != nil {
 		return fmt.Errorf("store: export run items: %w", err)
 	}
 	return nil
 }
 
 // readTasks reads the batch's tasks and sets each item's.
-func (b *itemBatch) readTasks(ctx context.Context, s *Store) error {
+func (b *itemBatch) readTasks(ctx context.Context, r exportReader) error {
 	clear(b.tasks)
 	ids := slices.Clone(b.taskIDs)
 	slices.Sort(ids)
 	ids = slices.Compact(ids)
-	err := byIDs("id", ids, func(where string, args []any, _ func(int64) bool) error {
-		rows, err := s.conn(ctx).Raw(`SELECT id, task_key, category, subcategory, question, reference FROM run_tasks
-			WHERE run_id = ? AND `+where, append([]any{b.runID}, args...)...).Rows()
-		if err != nil {
-			return err
-		}
-		defer rows.Close()
-		for rows.Next() {
+	err := r.byIDs("id", ids, func(where string, args []any, _ func(int64) bool) error {
+		return r.each(ctx, `SELECT id, task_key, category, subcategory, question, reference FROM run_tasks
+			WHERE run_id = ? AND `+where, append([]any{b.runID}, args...), func(row rowScanner) error {
 			var id int64
 			var t exportTask
-			if err := rows.Scan(&id, &t.key, &t.category, &t.subcategory, &t.question, &t.reference); err != nil {
+			if err := row.Scan(&id, &t.key, &t.category, &t.subcategory, &t.question, &t.reference); err != nil {
 				return err
 			}
 			b.tasks[id] = t
-		}
-		return rows.Err()
+			return nil
+		})
 	})
 	if err != nil {
 		return fmt.Errorf("store: export tasks: %w", err)
@@ -232,32 +227,25 @@ func (b *itemBatch) readTasks(ctx context.Context, s *Store) error {
 // and reasoning as itemViewSelect defines them: the first judge's verdict
 // (its overall score row), else the checks that scored the item, named in
 // id order.
-func (b *itemBatch) readScores(ctx context.Context, s *Store, ids []int64) error {
+func (b *itemBatch) readScores(ctx context.Context, r exportReader, ids []int64) error {
 	b.scores = b.scores[:0]
 	judged := map[int64]bool{}
 	var checks map[int64][]string
-	err := byIDs("item_id", ids, func(where string, args []any, keep func(int64) bool) error {
-		rows, err := s.conn(ctx).Raw(`SELECT id, item_id, run_judge_id, source, metric, score, reasoning FROM scores
-			WHERE `+where+` ORDER BY item_id, id`, args...).Rows()
-		if err != nil {
-			return err
-		}
-		defer rows.Close()
-		for rows.Next() {
+	err := r.byIDs("item_id", ids, func(where string, args []any, keep func(int64) bool) error {
+		return r.each(ctx, `SELECT item_id, COALESCE(run_judge_id, 0), source, metric, score, reasoning FROM scores
+			WHERE `+where+` ORDER BY item_id, id`, args, func(row rowScanner) error {
 			var sc ScoreView
-			var judge *int64
+			var judge int64
 			var source string
-			if err := rows.Scan(&sc.ID, &sc.ItemID, &judge, &source, &sc.Metric, &sc.Score, &sc.Reasoning); err != nil {
+			if err := row.Scan(&sc.ItemID, &judge, &source, &sc.Metric, &sc.Score, &sc.Reasoning); err != nil {
 				return err
 			}
 			if !keep(sc.ItemID) {
-				continue
+				return nil
 			}
 			sc.Judge = source
-			if judge != nil {
-				if name, ok := b.judges[*judge]; ok {
-					sc.Judge = name // COALESCE(j.name, sc.source)
-				}
+			if name, ok := b.judges[judge]; ok {
+				sc.Judge = name // COALESCE(j.name, sc.source)
 			}
 			v := &b.items[b.at[sc.ItemID]]
 			switch {
@@ -270,8 +258,8 @@ func (b *itemBatch) readScores(ctx context.Context, s *Store, ids []int64) error
 				checks[sc.ItemID] = append(checks[sc.ItemID], source)
 			}
 			b.scores = append(b.scores, sc)
-		}
-		return rows.Err()
+			return nil
+		})
 	})
 	if err != nil {
 		return fmt.Errorf("store: export scores: %w", err)
@@ -288,25 +276,20 @@ func (b *itemBatch) readScores(ctx context.Context, s *Store, ids []int64) error
 }
 
 // readGrades sets the grade and its notes of each item of the batch that has one.
-func (b *itemBatch) readGrades(ctx context.Context, s *Store, ids []int64) error {
-	err := byIDs("item_id", ids, func(where string, args []any, keep func(int64) bool) error {
-		rows, err := s.conn(ctx).Raw(`SELECT item_id, grade, notes FROM grades WHERE `+where, args...).Rows()
-		if err != nil {
-			return err
-		}
-		defer rows.Close()
-		for rows.Next() {
+func (b *itemBatch) readGrades(ctx context.Context, r exportReader, ids []int64) error {
+	err := r.byIDs("item_id", ids, func(where string, args []any, keep func(int64) bool) error {
+		return r.each(ctx, `SELECT item_id, grade, notes FROM grades WHERE `+where, args, func(row rowScanner) error {
 			var id int64
 			var grade, notes string
-			if err := rows.Scan(&id, &grade, &notes); err != nil {
+			if err := row.Scan(&id, &grade, &notes); err != nil {
 				return err
 			}
 			if keep(id) {
 				v := &b.items[b.at[id]]
 				v.Grade, v.GradeNotes = &grade, notes
 			}
-		}
-		return rows.Err()
+			return nil
+		})
 	})
 	if err != nil {
 		return fmt.Errorf("store: export grades: %w", err)
@@ -315,19 +298,14 @@ func (b *itemBatch) readGrades(ctx context.Context, s *Store, ids []int64) error
 }
 
 // readViolations reads the batch's violations and sets each item's.
-func (b *itemBatch) readViolations(ctx context.Context, s *Store, ids []int64) error {
+func (b *itemBatch) readViolations(ctx context.Context, r exportReader, ids []int64) error {
 	b.violations = b.violations[:0]
-	err := byIDs("item_id", ids, func(where string, args []any, keep func(int64) bool) error {
-		rows, err := s.conn(ctx).Raw(`SELECT item_id, run_judge_id, category, detail FROM violations
-			WHERE `+where+` ORDER BY item_id, run_judge_id, id`, args...).Rows()
-		if err != nil {
-			return err
-		}
-		defer rows.Close()
-		for rows.Next() {
+	err := r.byIDs("item_id", ids, func(where string, args []any, keep func(int64) bool) error {
+		return r.each(ctx, `SELECT item_id, run_judge_id, category, detail FROM violations
+			WHERE `+where+` ORDER BY item_id, run_judge_id, id`, args, func(row rowScanner) error {
 			var v ViolationView
 			var judge int64
-			if err := rows.Scan(&v.ItemID, &judge, &v.Category, &v.Detail); err != nil {
+			if err := row.Scan(&v.ItemID, &judge, &v.Category, &v.Detail); err != nil {
 				return err
 			}
 			name, ok := b.judges[judge]
@@ -335,8 +313,8 @@ func (b *itemBatch) readViolations(ctx context.Context, s *Store, ids []int64) e
 				v.Judge = name
 				b.violations = append(b.violations, v)
 			}
-		}
-		return rows.Err()
+			return nil
+		})
 	})
 	if err != nil {
 		return fmt.Errorf("store: export violations: %w", err)
@@ -358,25 +336,4 @@ func forEachRun[T any](s []T, key func(T) int64, fn func(int64, []T)) {
 		fn(k, s[start:end:end])
 		start = end
 	}
-}
-
-// byIDs runs fn over ids as a WHERE clause on column: a range (BETWEEN)
-// when the ids are dense, as an export's batch is, which PostgreSQL reads
-// in one index scan where an IN list of a thousand ids costs a probe each
-// and a slow plan; else IN lists of at most 1,000. A range may bring rows
-// of ids not asked for: fn keeps only those keep accepts.
-func byIDs(column string, ids []int64, fn func(where string, args []any, keep func(int64) bool) error) error {
-	if len(ids) >= 100 {
-		lo, hi := slices.Min(ids), slices.Max(ids)
-		if hi-lo < 2*int64(len(ids)) {
-			want := make(map[int64]bool, len(ids))
-			for _, id := range ids {
-				want[id] = true
-			}
-			return fn(column+" BETWEEN ? AND ?", []any{lo, hi}, func(id int64) bool { return want[id] })
-		}
-	}
-	return inChunks(ids, func(part []int64) error {
-		return fn(column+" IN ?", []any{part}, func(int64) bool { return true })
-	})
 }
