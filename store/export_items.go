@@ -44,30 +44,69 @@ func (s *Store) EachRunItem(ctx context.Context, runID int64, fn func(*ItemView)
 // violations and grade, a batch at a time so memory stays flat however
 // large the run: one keyset read of the items, then one read each of the
 // batch's tasks, scores, grades and violations, scanned without
-// reflection. The item passed to fn, and its slices, are valid only
-// during the call.
+// reflection. The next batch is read while fn writes this one, so the
+// database, the reading and the writing overlap. The item passed to fn,
+// and its slices, are valid only during the call.
 func (s *Store) EachExportItem(ctx context.Context, runID int64, fn func(*ExportItem) error) error {
-	b, err := s.newItemBatch(ctx, runID)
+	first, err := s.newItemBatch(ctx, runID)
 	if err != nil {
 		return err
 	}
 	return s.withExportReader(ctx, func(r exportReader) error {
-		var after int64
-		for {
-			if err := b.read(ctx, r, after); err != nil {
-				return err
-			}
+		ctx, cancel := context.WithCancel(ctx)
+		defer cancel()
+		free := make(chan *itemBatch, 2)
+		free <- first
+		free <- first.sibling()
+		ready := make(chan *itemBatch)
+		var readErr error
+		go func() { // the only user of r until ready closes
+			defer close(ready)
+			readErr = readBatches(ctx, r, free, ready)
+		}()
+		var fnErr error
+		for b := range ready {
 			for i := range b.items {
-				if err := fn(&b.items[i]); err != nil {
-					return err
+				if fnErr == nil {
+					fnErr = fn(&b.items[i])
 				}
 			}
-			if len(b.items) < itemExportBatch {
-				return nil
+			if fnErr != nil {
+				cancel() // and drain ready until the reader stops
 			}
-			after = b.items[len(b.items)-1].ID
+			free <- b
 		}
+		if fnErr != nil {
+			return fnErr
+		}
+		return readErr
 	})
+}
+
+// readBatches fills the batches that come back on free with the run's
+// items in id order and sends each on ready, until the last (short) batch.
+func readBatches(ctx context.Context, r exportReader, free <-chan *itemBatch, ready chan<- *itemBatch) error {
+	var after int64
+	for {
+		var b *itemBatch
+		select {
+		case b = <-free:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+		if err := b.read(ctx, r, after); err != nil {
+			return err
+		}
+		select {
+		case ready <- b:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+		if len(b.items) < itemExportBatch {
+			return nil
+		}
+		after = b.items[len(b.items)-1].ID
+	}
 }
 
 // itemBatch holds one batch of EachExportItem; its buffers are reused
@@ -105,9 +144,7 @@ func (s *Store) newItemBatch(ctx context.Context, runID int64) (*itemBatch, erro
 	if err != nil {
 		return nil, err
 	}
-	b := &itemBatch{runID: runID, judges: judges, targets: map[int64]exportTarget{},
-		items: make([]ExportItem, 0, itemExportBatch), at: make(map[int64]int, itemExportBatch),
-		tasks: make(map[int64]exportTask, itemExportBatch)}
+	b := (&itemBatch{runID: runID, judges: judges, targets: map[int64]exportTarget{}}).sibling()
 	rows, err := s.conn(ctx).Raw(`SELECT id, provider_name, model, agent IS NOT NULL, agent_name, agent_version
 		FROM run_targets WHERE run_id = ?`, runID).Rows()
 	if err != nil {
@@ -126,6 +163,13 @@ func (s *Store) newItemBatch(ctx context.Context, runID int64) (*itemBatch, erro
 		return nil, fmt.Errorf("store: export targets: %w", err)
 	}
 	return b, nil
+}
+
+// sibling is an empty batch of the same run, with buffers of its own.
+func (b *itemBatch) sibling() *itemBatch {
+	return &itemBatch{runID: b.runID, judges: b.judges, targets: b.targets,
+		items: make([]ExportItem, 0, itemExportBatch), at: make(map[int64]int, itemExportBatch),
+		tasks: make(map[int64]exportTask, itemExportBatch)}
 }
 
 // runJudgeNames maps a run's judges' ids to their names.

@@ -2,6 +2,7 @@ package store_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"reflect"
 	"testing"
@@ -97,4 +98,43 @@ func allItems(t *testing.T, st *store.Store, runID int64) []store.ItemView {
 		}
 		out = append(out, page.Items...)
 	}
+}
+
+// TestEachExportItemStopsOnError: an error from fn ends the export with
+// that error while the next batch is being read, and the store reads on.
+func TestEachExportItemStopsOnError(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, st *store.Store) {
+		ctx := context.Background()
+		p, err := st.CreateProvider(ctx, store.ProviderInput{Name: "p", BaseURL: "http://127.0.0.1:9"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		keys := make([]string, 2500) // × 2 models: three export batches
+		ins := make([]store.TaskInput, len(keys))
+		for i := range keys {
+			keys[i] = fmt.Sprintf("t%04d", i)
+			ins[i] = store.TaskInput{TaskKey: keys[i], Category: "c", Question: "q"}
+		}
+		if err := st.CreateTasks(ctx, ins); err != nil {
+			t.Fatal(err)
+		}
+		run := storetest.FixedRun(t, st, "r", p.ID, []string{"a", "b"}, keys, nil)
+		stop := errors.New("client went away")
+		for _, at := range []int{1, 2500} {
+			n := 0
+			err := st.EachExportItem(ctx, run.ID, func(*store.ExportItem) error {
+				if n++; n == at {
+					return stop
+				}
+				return nil
+			})
+			if !errors.Is(err, stop) || n != at {
+				t.Fatalf("stop at %d: %v after %d items", at, err, n)
+			}
+		}
+		n := 0
+		if err := st.EachRunItem(ctx, run.ID, func(*store.ItemView) error { n++; return nil }); err != nil || n != 2*len(keys) {
+			t.Fatalf("after the stops: %d items, %v", n, err)
+		}
+	})
 }
