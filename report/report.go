@@ -139,62 +139,26 @@ func loadHead(ctx context.Context, svc *runs.Service, runID int64) (*Data, error
 	return d, nil
 }
 
-// itemBatch is how many items share one scores query.
-const itemBatch = 500
-
 // EachItem streams a run's items in id order with their scores,
-// violations and grade notes.
+// violations and grade notes. The item passed to fn, and its slices, are
+// valid only during the call: one Item is reused, so a million-item run
+// costs no allocation per item beyond its own fields.
 func EachItem(ctx context.Context, st *store.Store, runID int64, fn func(*Item) error) error {
-	batch := make([]Item, 0, itemBatch)
-	flush := func() error {
-		if len(batch) == 0 {
-			return nil
+	var it Item
+	return st.EachExportItem(ctx, runID, func(e *store.ExportItem) error {
+		scores := it.Scores[:0]
+		if scores == nil {
+			scores = make([]Score, 0, 4) // [] in the JSON for an item without scores, not null
 		}
-		ids := make([]int64, len(batch))
-		for i := range batch {
-			ids[i] = batch[i].ID
+		for _, s := range e.Scores {
+			scores = append(scores, Score{Judge: s.Judge, Metric: s.Metric, Score: s.Score, Reasoning: s.Reasoning})
 		}
-		scores, err := st.ItemsScores(ctx, ids)
-		if err != nil {
-			return err
+		it = Item{ItemRow: runs.RowOf(&e.ItemView), Scores: scores, Violations: e.Violations, GradeNotes: e.GradeNotes}
+		if it.Violations == nil {
+			it.Violations = []store.ViolationView{}
 		}
-		grades, err := st.ItemsGrades(ctx, ids)
-		if err != nil {
-			return err
-		}
-		violations, err := st.ItemsViolations(ctx, ids)
-		if err != nil {
-			return err
-		}
-		for i := range batch {
-			it := &batch[i]
-			it.Scores = make([]Score, 0, len(scores[it.ID]))
-			for _, s := range scores[it.ID] {
-				it.Scores = append(it.Scores, Score{Judge: s.Judge, Metric: s.Metric, Score: s.Score, Reasoning: s.Reasoning})
-			}
-			it.GradeNotes = grades[it.ID].Notes
-			it.Violations = violations[it.ID]
-			if it.Violations == nil {
-				it.Violations = []store.ViolationView{}
-			}
-			if err := fn(it); err != nil {
-				return err
-			}
-		}
-		batch = batch[:0]
-		return nil
-	}
-	err := st.EachRunItem(ctx, runID, func(v *store.ItemView) error {
-		batch = append(batch, Item{ItemRow: runs.RowOf(v)})
-		if len(batch) == itemBatch {
-			return flush()
-		}
-		return nil
+		return fn(&it)
 	})
-	if err != nil {
-		return err
-	}
-	return flush()
 }
 
 // WriteJSON writes the JSON export of one run (an object of format
@@ -268,13 +232,15 @@ func writeRunJSON(ctx context.Context, w *bufio.Writer, svc *runs.Service, runID
 	}
 	w.WriteString("],\n\"items\":[")
 	n = 0
+	var line []byte
 	err = EachItem(ctx, svc.Store(), runID, func(it *Item) error {
+		line = line[:0]
 		if n > 0 {
-			w.WriteString(",")
+			line = append(line, ',')
 		}
 		n++
-		w.WriteString("\n")
-		_, err := w.Write(mustJSON(it))
+		line = appendItemJSON(append(line, '\n'), it)
+		_, err := w.Write(line)
 		return err
 	})
 	if err != nil {

@@ -1,8 +1,8 @@
 package runs
 
 import (
+	"bufio"
 	"context"
-	"encoding/csv"
 	"encoding/json"
 	"io"
 	"strconv"
@@ -23,12 +23,10 @@ var CSVHeader = []string{"task_id", "category", "subcategory", "question", "refe
 	"best_overall", "best_value", "answer_attempts", "judge_attempts",
 	"tool_calls", "tool_call_count", "tool_errors", "turns", "violations"}
 
-// csvBatch is how many rows share one violations query.
-const csvBatch = 500
-
 // WriteCSV writes a run's items as CSV, streaming them from the store so
 // memory stays flat; it returns how many rows it wrote. The web export and
-// `tribunal export` both call it, so their files are the same.
+// `tribunal export` both call it, so their files are the same. Each row is
+// built in one reused buffer, as encoding/csv would write it.
 func (s *Service) WriteCSV(ctx context.Context, w io.Writer, run *store.Run) (rows int, err error) {
 	_, sum, err := s.Results(ctx, run)
 	if err != nil {
@@ -40,74 +38,63 @@ func (s *Service) WriteCSV(ctx context.Context, w io.Writer, run *store.Run) (ro
 		best[t.ID] = [2]bool{t.ID == sum.Best.OverallTargetID, t.ID == sum.Best.ValueTargetID}
 		version[t.ID] = t.Version
 	}
-	cw := csv.NewWriter(w)
-	if err := cw.Write(CSVHeader); err != nil {
+	bw := bufio.NewWriterSize(w, 64<<10)
+	var line csvLine
+	for _, h := range CSVHeader {
+		line.text(h)
+	}
+	if _, err := bw.Write(line.end()); err != nil {
 		return 0, err
 	}
-	batch := make([]store.ItemView, 0, csvBatch)
-	flush := func() error {
-		ids := make([]int64, len(batch))
-		for i := range batch {
-			ids[i] = batch[i].ID
-		}
-		violations, err := s.store.ItemsViolations(ctx, ids)
-		if err != nil {
+	err = s.store.EachExportItem(ctx, run.ID, func(v *store.ExportItem) error {
+		line.reset()
+		csvRow(&line, v, version[v.RunTargetID], best[v.RunTargetID])
+		if _, err := bw.Write(line.end()); err != nil {
 			return err
 		}
-		for i := range batch {
-			v := &batch[i]
-			if err := cw.Write(append(csvRow(v, version[v.RunTargetID], best[v.RunTargetID]), violationsCell(violations[v.ID]))); err != nil {
-				return err
-			}
-			rows++
-		}
-		batch = batch[:0]
-		cw.Flush()
-		return cw.Error()
-	}
-	err = s.store.EachRunItem(ctx, run.ID, func(v *store.ItemView) error {
-		if batch = append(batch, *v); len(batch) == csvBatch {
-			return flush()
-		}
+		rows++
 		return nil
 	})
-	if err == nil && len(batch) > 0 {
-		err = flush()
-	}
-	cw.Flush()
-	if err == nil {
-		err = cw.Error()
+	if ferr := bw.Flush(); err == nil {
+		err = ferr
 	}
 	return rows, err
 }
 
-// csvRow is one item; judge is the one whose reasoning is shown (or the checks).
-func csvRow(v *store.ItemView, version string, best [2]bool) []string {
-	f := func(p *float64, prec int) string {
-		if p == nil {
-			return ""
-		}
-		return strconv.FormatFloat(*p, 'f', prec, 64)
+// csvRow is one item's cells; judge is the one whose reasoning is shown (or the checks).
+func csvRow(l *csvLine, v *store.ExportItem, version string, best [2]bool) {
+	for _, s := range [...]string{v.TaskID, v.Category, v.Subcategory, v.Question, v.Reference, v.Provider, v.Model, version} {
+		l.text(csvSafe(s))
 	}
-	n := func(p *int64) string {
-		if p == nil {
-			return ""
-		}
-		return strconv.FormatInt(*p, 10)
+	l.text(string(v.Status))
+	l.float(v.Score, 2)
+	l.text(csvSafe(v.Judge))
+	l.text(csvSafe(v.Reasoning))
+	l.text(csvSafe(deref(v.Response)))
+	l.text(csvSafe(v.Error))
+	l.int(v.TimeMs)
+	l.int(v.CompletionTokens)
+	l.float(v.TokensPerS, 2)
+	l.int64(int64(v.RepeatIndex))
+	l.float(v.CostUSD, 6)
+	l.text(string(v.CostSource))
+	l.text(deref(v.Grade))
+	l.bool(best[0])
+	l.bool(best[1])
+	l.int64(int64(v.AnswerAttempts))
+	l.int64(int64(v.JudgeAttempts))
+	for _, c := range agentCells(agentTrace(v.AgentTarget, v.AgentName, v.AgentVersion, v.ToolCalls, v.AgentTurns, v.AgentReasoning, v.Response)) {
+		l.text(c)
 	}
-	resp, grade := "", ""
-	if v.Response != nil {
-		resp = *v.Response
+	l.text(violationsCell(v.Violations))
+}
+
+// deref is *p, or "" when p is nil.
+func deref(p *string) string {
+	if p == nil {
+		return ""
 	}
-	if v.Grade != nil {
-		grade = *v.Grade
-	}
-	row := []string{csvSafe(v.TaskID), csvSafe(v.Category), csvSafe(v.Subcategory), csvSafe(v.Question), csvSafe(v.Reference),
-		csvSafe(v.Provider), csvSafe(v.Model), csvSafe(version), string(v.Status), f(v.Score, 2), csvSafe(v.Judge), csvSafe(v.Reasoning),
-		csvSafe(resp), csvSafe(v.Error), n(v.TimeMs), n(v.CompletionTokens), f(v.TokensPerS, 2), strconv.Itoa(v.RepeatIndex),
-		f(v.CostUSD, 6), string(v.CostSource), grade, strconv.FormatBool(best[0]), strconv.FormatBool(best[1]),
-		strconv.Itoa(v.AnswerAttempts), strconv.Itoa(v.JudgeAttempts)}
-	return append(row, agentCells(RowOf(v).Agent)...)
+	return *p
 }
 
 // agentCells are an agent item's last four cells; a model target's are empty.

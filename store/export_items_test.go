@@ -2,6 +2,7 @@ package store_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"reflect"
 	"testing"
@@ -99,58 +100,41 @@ func allItems(t *testing.T, st *store.Store, runID int64) []store.ItemView {
 	}
 }
 
-// TestItemsScoresOfDenseIDs: a dense batch of ids, read as a range, brings
-// the scores of those items only, not of the items between them.
-func TestItemsScoresOfDenseIDs(t *testing.T) {
+// TestEachExportItemStopsOnError: an error from fn ends the export with
+// that error while the next batch is being read, and the store reads on.
+func TestEachExportItemStopsOnError(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, st *store.Store) {
 		ctx := context.Background()
 		p, err := st.CreateProvider(ctx, store.ProviderInput{Name: "p", BaseURL: "http://127.0.0.1:9"})
 		if err != nil {
 			t.Fatal(err)
 		}
-		keys := make([]string, 300)
+		keys := make([]string, 2500) // × 2 models: three export batches
 		ins := make([]store.TaskInput, len(keys))
-		var results []storetest.ItemResult
 		for i := range keys {
 			keys[i] = fmt.Sprintf("t%04d", i)
 			ins[i] = store.TaskInput{TaskKey: keys[i], Category: "c", Question: "q"}
-			results = append(results, storetest.ItemResult{Model: "a", Task: keys[i], Overall: 0.5})
 		}
 		if err := st.CreateTasks(ctx, ins); err != nil {
 			t.Fatal(err)
 		}
-		run := storetest.FixedRun(t, st, "r", p.ID, []string{"a"}, keys, results)
-		page, err := st.RunItems(ctx, run.ID, store.ItemFilter{PerPage: 300})
-		if err != nil {
-			t.Fatal(err)
-		}
-		var ids []int64
-		for i, it := range page.Items {
-			if i%3 != 0 {
-				ids = append(ids, it.ID)
-				if _, err := st.SetGrade(ctx, it.ID, store.GradeInput{Grade: "correct"}); err != nil {
-					t.Fatal(err)
+		run := storetest.FixedRun(t, st, "r", p.ID, []string{"a", "b"}, keys, nil)
+		stop := errors.New("client went away")
+		for _, at := range []int{1, 2500} {
+			n := 0
+			err := st.EachExportItem(ctx, run.ID, func(*store.ExportItem) error {
+				if n++; n == at {
+					return stop
 				}
+				return nil
+			})
+			if !errors.Is(err, stop) || n != at {
+				t.Fatalf("stop at %d: %v after %d items", at, err, n)
 			}
 		}
-		if _, err := st.SetGrade(ctx, page.Items[0].ID, store.GradeInput{Grade: "wrong"}); err != nil {
-			t.Fatal(err)
-		}
-		scores, err := st.ItemsScores(ctx, ids)
-		if err != nil {
-			t.Fatal(err)
-		}
-		grades, err := st.ItemsGrades(ctx, ids)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if len(scores) != len(ids) || len(grades) != len(ids) {
-			t.Fatalf("scores of %d items, grades of %d, want %d each", len(scores), len(grades), len(ids))
-		}
-		for _, id := range ids {
-			if len(scores[id]) == 0 || grades[id].Grade != "correct" {
-				t.Fatalf("item %d: scores %v, grade %+v", id, scores[id], grades[id])
-			}
+		n := 0
+		if err := st.EachRunItem(ctx, run.ID, func(*store.ItemView) error { n++; return nil }); err != nil || n != 2*len(keys) {
+			t.Fatalf("after the stops: %d items, %v", n, err)
 		}
 	})
 }

@@ -48,26 +48,3 @@ type ViolationView struct {
 	Category string `json:"category"`
 	Detail   string `json:"detail"`
 }
-
-// ItemsViolations lists the violations of the given items, keyed by item
-// id, each by judge and in listed order: a batch of items costs one query.
-func (s *Store) ItemsViolations(ctx context.Context, itemIDs []int64) (map[int64][]ViolationView, error) {
-	out := map[int64][]ViolationView{}
-	err := byItemIDs("v.item_id", itemIDs, func(where string, args []any, keep func(int64) bool) error {
-		var rows []ViolationView
-		err := s.conn(ctx).Table("violations v").
-			Select("v.item_id, j.name AS judge, v.category, v.detail").
-			Joins("JOIN run_judges j ON j.id = v.run_judge_id").
-			Where(where, args...).Order("v.item_id, v.run_judge_id, v.id").Scan(&rows).Error
-		if err != nil {
-			return fmt.Errorf("store: items violations: %w", err)
-		}
-		for _, r := range rows {
-			if keep(r.ItemID) {
-				out[r.ItemID] = append(out[r.ItemID], r)
-			}
-		}
-		return nil
-	})
-	return out, err
-}
