@@ -294,38 +294,21 @@ func measuresOf(groups []itemGroup) []TargetMeasures {
 }
 
 // medians reads each target's median of each measure: the middle value,
-// or the mean of the middle two when n is even. PostgreSQL computes them
-// all in one grouped scan (percentile_cont at 0.5 is exactly that mean);
-// SQLite, which has no percentile function, takes the middle one or two
-// values by ORDER BY … LIMIT … OFFSET n/2 per target and measure (a
-// bounded sort is cheaper than ranking every row with a window).
+// or the mean of the middle two when n is even. One statement counts each
+// target's distinct values of each measure, in order, and the medians are
+// picked from the counts as they stream by: a pass over the items with no
+// sort of them (the counts are what is sorted: a few thousand rows where
+// the items are a million), and nothing held but the counts' current row.
+// The measures are integers, so the mean of the middle two is exact.
 func (s *Store) medians(ctx context.Context, runID int64, out []TargetMeasures) error {
-	if s.dialect == Postgres {
-		return s.pgMedians(ctx, runID, out)
-	}
-	for i := range out {
-		for j, x := range out[i].moments() {
-			if x.N == 0 {
-				continue
-			}
-			// items.run_target_id belongs to one run: its index finds the target's items.
-			q := fmt.Sprintf(`SELECT AVG(x) FROM (SELECT i.%[1]s AS x FROM items i WHERE i.run_target_id = ? AND i.%[1]s IS NOT NULL
-				ORDER BY i.%[1]s LIMIT ? OFFSET ?) m`, measureColumns[j])
-			if err := s.conn(ctx).Raw(q, out[i].RunTargetID, 2-x.N%2, (x.N-1)/2).Row().Scan(&x.Median); err != nil {
-				return fmt.Errorf("store: run measures: median of %s: %w", measureColumns[j], err)
-			}
-		}
-	}
-	return nil
-}
-
-func (s *Store) pgMedians(ctx context.Context, runID int64, out []TargetMeasures) error {
-	cols := make([]string, len(measureColumns))
+	arms := make([]string, len(measureColumns))
+	args := make([]any, len(measureColumns))
 	for j, col := range measureColumns {
-		cols[j] = fmt.Sprintf("COALESCE(percentile_cont(0.5) WITHIN GROUP (ORDER BY i.%s), 0)", col)
+		arms[j] = fmt.Sprintf(`SELECT %[1]d AS measure, i.run_target_id, i.%[2]s AS x, COUNT(*) AS n FROM items i
+			WHERE i.run_id = ? AND i.%[2]s IS NOT NULL GROUP BY i.run_target_id, i.%[2]s`, j, col)
+		args[j] = runID
 	}
-	rows, err := s.conn(ctx).Raw("SELECT i.run_target_id, "+strings.Join(cols, ", ")+
-		" FROM items i WHERE i.run_id = ? GROUP BY i.run_target_id", runID).Rows()
+	rows, err := s.conn(ctx).Raw(strings.Join(arms, " UNION ALL ")+" ORDER BY 1, 2, 3", args...).Rows()
 	if err != nil {
 		return fmt.Errorf("store: run %d medians: %w", runID, err)
 	}
@@ -334,20 +317,41 @@ func (s *Store) pgMedians(ctx context.Context, runID int64, out []TargetMeasures
 	for i := range out {
 		at[out[i].RunTargetID] = &out[i]
 	}
+	var walk medianWalk
 	for rows.Next() {
-		var id int64
-		var med [3]float64
-		if err := rows.Scan(&id, &med[0], &med[1], &med[2]); err != nil {
+		var measure int
+		var target, x, n int64
+		if err := rows.Scan(&measure, &target, &x, &n); err != nil {
 			return fmt.Errorf("store: run %d medians: %w", runID, err)
 		}
-		if m := at[id]; m != nil {
-			for j, x := range m.moments() {
-				x.Median = med[j]
-			}
+		if m := at[target]; m != nil {
+			walk.step(m.moments()[measure], x, n)
 		}
 	}
 	if err := rows.Err(); err != nil {
 		return fmt.Errorf("store: run %d medians: %w", runID, err)
 	}
 	return nil
+}
+
+// medianWalk finds a median in a measure's counted values, given in
+// increasing order: the values at positions (N−1)/2 and N/2.
+type medianWalk struct {
+	of   *Moments
+	seen int64 // values passed so far
+	low  int64 // the value at (N−1)/2
+}
+
+func (w *medianWalk) step(m *Moments, x, n int64) {
+	if w.of != m {
+		*w = medianWalk{of: m}
+	}
+	lowAt, highAt := (m.N-1)/2, m.N/2
+	if lowAt >= w.seen && lowAt < w.seen+n {
+		w.low = x
+	}
+	if highAt >= w.seen && highAt < w.seen+n {
+		m.Median = float64(w.low+x) / 2
+	}
+	w.seen += n
 }
