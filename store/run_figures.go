@@ -294,13 +294,18 @@ func measuresOf(groups []itemGroup) []TargetMeasures {
 }
 
 // medians reads each target's median of each measure: the middle value,
-// or the mean of the middle two when n is even. One statement counts each
-// target's distinct values of each measure, in order, and the medians are
-// picked from the counts as they stream by: a pass over the items with no
-// sort of them (the counts are what is sorted: a few thousand rows where
-// the items are a million), and nothing held but the counts' current row.
-// The measures are integers, so the mean of the middle two is exact.
+// or the mean of the middle two when n is even. On PostgreSQL one
+// statement counts each target's distinct values of each measure, in
+// order, and the medians are picked from the counts as they stream by (the
+// counts are what is sorted: a few thousand rows where the items are a
+// million). SQLite sorts its rows more slowly than it walks an index, so
+// there the middle one or two values come by ORDER BY … LIMIT … OFFSET n/2
+// per target and measure, each a bounded sort of one target's items. The
+// measures are integers, so the mean of the middle two is exact.
 func (s *Store) medians(ctx context.Context, runID int64, out []TargetMeasures) error {
+	if s.dialect == SQLite {
+		return s.boundedMedians(ctx, out)
+	}
 	arms := make([]string, len(measureColumns))
 	args := make([]any, len(measureColumns))
 	for j, col := range measureColumns {
@@ -354,4 +359,21 @@ func (w *medianWalk) step(m *Moments, x, n int64) {
 		m.Median = float64(w.low+x) / 2
 	}
 	w.seen += n
+}
+
+func (s *Store) boundedMedians(ctx context.Context, out []TargetMeasures) error {
+	for i := range out {
+		for j, x := range out[i].moments() {
+			if x.N == 0 {
+				continue
+			}
+			// items.run_target_id belongs to one run: its index finds the target's items.
+			q := fmt.Sprintf(`SELECT AVG(x) FROM (SELECT i.%[1]s AS x FROM items i WHERE i.run_target_id = ? AND i.%[1]s IS NOT NULL
+				ORDER BY i.%[1]s LIMIT ? OFFSET ?) m`, measureColumns[j])
+			if err := s.conn(ctx).Raw(q, out[i].RunTargetID, 2-x.N%2, (x.N-1)/2).Row().Scan(&x.Median); err != nil {
+				return fmt.Errorf("store: run measures: median of %s: %w", measureColumns[j], err)
+			}
+		}
+	}
+	return nil
 }
