@@ -307,28 +307,23 @@ func saveSnapshot(ctx context.Context, st *store.Store, runID int64, stamp strin
 func summarize(ctx context.Context, st *store.Store, run *store.Run, prog Progress) (*Summary, error) {
 	// The scans are independent: on PostgreSQL they run side by side
 	// on their own connections (SQLite's one connection takes them in turn).
-	var base *store.RunSummary
-	var b *store.Breakdown
+	var figures *store.RunFigures
+	var metrics []store.MetricMean
 	var tasks []store.TaskOverall
-	var measures []store.TargetMeasures
 	var tools map[int64]*ToolStats
 	var violations *Violations
 	weights := ItemWeights(run)
 	g, gctx := errgroup.WithContext(ctx)
 	g.Go(func() (err error) {
-		base, err = st.RunSummary(gctx, run.ID, perTaskLimit)
+		figures, err = st.RunFigures(gctx, run.ID, perTaskLimit)
 		return err
 	})
 	g.Go(func() (err error) {
-		b, err = st.RunBreakdown(gctx, run.ID)
+		metrics, err = st.RunMetricMeans(gctx, run.ID)
 		return err
 	})
 	g.Go(func() (err error) {
 		tasks, err = st.TaskOveralls(gctx, run.ID, weights)
-		return err
-	})
-	g.Go(func() (err error) {
-		measures, err = st.RunMeasures(gctx, run.ID)
 		return err
 	})
 	g.Go(func() (err error) {
@@ -342,10 +337,11 @@ func summarize(ctx context.Context, st *store.Store, run *store.Run, prog Progre
 	if err := g.Wait(); err != nil {
 		return nil, err
 	}
+	base, b := figures.Summary, &store.Breakdown{Metrics: metrics, Groups: figures.Groups}
 	sum := &Summary{Overall: base.Overall, PerModel: base.PerModel, PerTask: base.PerTask, Tasks: base.Tasks,
 		PassThreshold: base.PassThreshold, Breakdown: b, Violations: violations, UseCases: useCaseTotals(b.Groups)}
 	sum.Models = modelScores(base.PerModel, tasks)
-	addMeasures(sum.Models, measures)
+	addMeasures(sum.Models, figures.Measures)
 	for i := range sum.Models {
 		sum.Models[i].Tools = tools[sum.Models[i].TargetID]
 	}

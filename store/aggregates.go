@@ -40,30 +40,33 @@ type Breakdown struct {
 // RunBreakdown aggregates a run's scores per (target, source, metric) and
 // its items per (target, use case, category).
 func (s *Store) RunBreakdown(ctx context.Context, runID int64) (*Breakdown, error) {
-	judges, err := s.RunJudges(ctx, runID)
+	metrics, err := s.RunMetricMeans(ctx, runID)
 	if err != nil {
 		return nil, err
 	}
-	out := &Breakdown{Metrics: []MetricMean{}, Groups: []GroupStats{}}
-	err = s.conn(ctx).Table("scores sc").
+	pass, err := s.passThreshold(ctx, runID)
+	if err != nil {
+		return nil, err
+	}
+	groups, err := s.itemGroups(ctx, runID, pass)
+	if err != nil {
+		return nil, err
+	}
+	return &Breakdown{Metrics: metrics, Groups: groupStatsOf(groups)}, nil
+}
+
+// RunMetricMeans aggregates a run's scores per (target, source, metric):
+// the breakdown's metrics.
+func (s *Store) RunMetricMeans(ctx context.Context, runID int64) ([]MetricMean, error) {
+	out := []MetricMean{}
+	err := s.conn(ctx).Table("scores sc").
 		Select("i.run_target_id, sc.source, sc.metric, AVG(sc.score) AS mean, COUNT(*) AS n").
 		Joins("JOIN items i ON i.id = sc.item_id").
 		Where("sc.run_id = ?", runID).
 		Group("i.run_target_id, sc.source, sc.metric").
-		Order("i.run_target_id, sc.source, sc.metric").Scan(&out.Metrics).Error
+		Order("i.run_target_id, sc.source, sc.metric").Scan(&out).Error
 	if err != nil {
 		return nil, fmt.Errorf("store: run breakdown by metric: %w", err)
-	}
-	err = s.conn(ctx).Table("items i").
-		Select(`i.run_target_id, rt.usecase, rt.category, COUNT(*) AS items, COUNT(i.score) AS scored,
-			SUM(CASE WHEN i.score >= ? THEN 1 ELSE 0 END) AS passed, AVG(i.score) AS avg_score,
-			SUM(i.cost_usd) AS cost_usd, SUM(i.judge_cost_usd) AS judge_cost_usd`, PassThreshold(judges)).
-		Joins("JOIN run_tasks rt ON rt.id = i.run_task_id").
-		Where("i.run_id = ?", runID).
-		Group("i.run_target_id, rt.usecase, rt.category").
-		Order("rt.usecase, rt.category, i.run_target_id").Scan(&out.Groups).Error
-	if err != nil {
-		return nil, fmt.Errorf("store: run breakdown by category: %w", err)
 	}
 	return out, nil
 }

@@ -392,53 +392,16 @@ func PassThreshold(judges []RunJudge) float64 {
 
 // RunSummary computes the run's aggregates over items and their judge
 // scores alone (names are joined in afterwards), and per task for at most
-// taskLimit tasks, so a 100k-item run costs a few index-ordered scans.
+// taskLimit tasks: one grouped scan of the items (see RunFigures) and one
+// of the first tasks' items.
 func (s *Store) RunSummary(ctx context.Context, runID int64, taskLimit int) (*RunSummary, error) {
-	judges, err := s.RunJudges(ctx, runID)
+	pass, err := s.passThreshold(ctx, runID)
 	if err != nil {
 		return nil, err
 	}
-	pass := PassThreshold(judges)
-	base := func() *gorm.DB { return s.conn(ctx).Table("items i").Where("i.run_id = ?", runID) }
-	out := &RunSummary{PerModel: []ModelStats{}, PerTask: []TaskStats{}, PassThreshold: pass}
-	if err := base().Select(statsSelect, pass).Scan(&out.Overall).Error; err != nil {
-		return nil, fmt.Errorf("store: run summary: %w", err)
-	}
-	type targetStats struct {
-		RunTargetID int64
-		Stats
-	}
-	var perTarget []targetStats
-	if err := base().Select("i.run_target_id, "+statsSelect, pass).Group("i.run_target_id").Scan(&perTarget).Error; err != nil {
-		return nil, fmt.Errorf("store: run summary per model: %w", err)
-	}
-	targets, err := s.RunTargets(ctx, runID)
+	groups, err := s.itemGroups(ctx, runID, pass)
 	if err != nil {
 		return nil, err
 	}
-	byTarget := map[int64]Stats{}
-	for _, t := range perTarget {
-		byTarget[t.RunTargetID] = t.Stats
-	}
-	for _, t := range targets {
-		st := byTarget[t.ID]
-		st.finish()
-		out.PerModel = append(out.PerModel, ModelStats{TargetID: t.ID, Provider: t.ProviderName, Model: t.Model, Label: t.Label(), Stats: st})
-	}
-	out.Overall.finish()
-	if err := s.conn(ctx).Model(&RunTask{}).Where("run_id = ?", runID).Count(&out.Tasks).Error; err != nil {
-		return nil, fmt.Errorf("store: run summary tasks: %w", err)
-	}
-	if taskLimit > 0 {
-		err := base().Select("rt.task_key, rt.category, "+statsSelect, pass).
-			Joins("JOIN (SELECT id, task_key, category FROM run_tasks WHERE run_id = ? ORDER BY id LIMIT ?) rt ON rt.id = i.run_task_id", runID, taskLimit).
-			Group("rt.id, rt.task_key, rt.category").Order("rt.id").Scan(&out.PerTask).Error
-		if err != nil {
-			return nil, fmt.Errorf("store: run summary per task: %w", err)
-		}
-		for i := range out.PerTask {
-			out.PerTask[i].finish()
-		}
-	}
-	return out, nil
+	return s.summaryOf(ctx, runID, taskLimit, pass, groups)
 }
