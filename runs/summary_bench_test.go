@@ -44,16 +44,16 @@ func BenchmarkSummarize(b *testing.B) {
 			_, err := st.RunSummary(ctx, run.ID, perTaskLimit)
 			return err
 		}},
-		{"breakdown", func() error {
-			_, err := st.RunBreakdown(ctx, run.ID)
+		{"figures", func() error {
+			_, err := st.RunFigures(ctx, run.ID, perTaskLimit)
+			return err
+		}},
+		{"metric-means", func() error {
+			_, err := st.RunMetricMeans(ctx, run.ID)
 			return err
 		}},
 		{"task-overalls", func() error {
 			_, err := st.TaskOveralls(ctx, run.ID, weights)
-			return err
-		}},
-		{"measures", func() error {
-			_, err := st.RunMeasures(ctx, run.ID)
 			return err
 		}},
 	}

@@ -37,24 +37,6 @@ type Breakdown struct {
 	Groups  []GroupStats `json:"groups"`
 }
 
-// RunBreakdown aggregates a run's scores per (target, source, metric) and
-// its items per (target, use case, category).
-func (s *Store) RunBreakdown(ctx context.Context, runID int64) (*Breakdown, error) {
-	metrics, err := s.RunMetricMeans(ctx, runID)
-	if err != nil {
-		return nil, err
-	}
-	pass, err := s.passThreshold(ctx, runID)
-	if err != nil {
-		return nil, err
-	}
-	groups, err := s.itemGroups(ctx, runID, pass)
-	if err != nil {
-		return nil, err
-	}
-	return &Breakdown{Metrics: metrics, Groups: groupStatsOf(groups)}, nil
-}
-
 // RunMetricMeans aggregates a run's scores per (target, source, metric):
 // the breakdown's metrics.
 func (s *Store) RunMetricMeans(ctx context.Context, runID int64) ([]MetricMean, error) {

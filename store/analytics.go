@@ -24,28 +24,8 @@ type TargetMeasures struct {
 	PromptTokens     Moments
 }
 
-// measureColumns are the item columns RunMeasures aggregates.
+// measureColumns are the item columns a target's measures aggregate.
 var measureColumns = []string{"time_ms", "completion_tokens", "prompt_tokens"}
-
-// RunMeasures aggregates, per target, the time and token counts of a run's
-// items that have them (answered items), without holding any item in
-// memory: the sums come from RunFigures' grouped scan, the medians from
-// medians.
-func (s *Store) RunMeasures(ctx context.Context, runID int64) ([]TargetMeasures, error) {
-	pass, err := s.passThreshold(ctx, runID)
-	if err != nil {
-		return nil, err
-	}
-	groups, err := s.itemGroups(ctx, runID, pass)
-	if err != nil {
-		return nil, err
-	}
-	out := measuresOf(groups)
-	if err := s.medians(ctx, runID, out); err != nil {
-		return nil, err
-	}
-	return out, nil
-}
 
 func (m *TargetMeasures) moments() []*Moments {
 	return []*Moments{&m.TimeMs, &m.CompletionTokens, &m.PromptTokens}

@@ -10,9 +10,9 @@ import (
 	"tribunal/store/storetest"
 )
 
-// RunMeasures aggregates each target's answered items only, and its median
+// RunFigures' measures aggregate each target's answered items only, and its median
 // ranks values, not insertion order, on both databases.
-func TestRunMeasures(t *testing.T) {
+func TestRunFiguresMeasures(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, st *store.Store) {
 		ctx := context.Background()
 		run := makeRun(t, st, 5, 2)
@@ -36,10 +36,11 @@ func TestRunMeasures(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		got, err := st.RunMeasures(ctx, run.ID)
+		figures, err := st.RunFigures(ctx, run.ID, 0)
 		if err != nil {
 			t.Fatal(err)
 		}
+		got := figures.Measures
 		sq := func(xs ...float64) (s float64) {
 			for _, x := range xs {
 				s += x * x

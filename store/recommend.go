@@ -133,7 +133,7 @@ func (s *Store) ScopeMeasures(ctx context.Context, runIDs []int64, sc Scope) ([]
 
 // ScopeMedianTime is the median answer time (ms) of the targets' answers
 // to the scope's tasks, n of them (ScopeMeasures' Answered, summed): the
-// middle one or two by a bounded sort, as RunMeasures takes its medians.
+// middle one or two by a bounded sort, as RunFigures takes its medians on SQLite.
 func (s *Store) ScopeMedianTime(ctx context.Context, targetIDs []int64, sc Scope, n int64) (float64, error) {
 	if n == 0 || len(targetIDs) == 0 {
 		return 0, nil

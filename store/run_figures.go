@@ -11,8 +11,8 @@ import (
 )
 
 // RunFigures are the figures of a run that come from its items alone:
-// what RunSummary, RunBreakdown's groups and RunMeasures return, read
-// together.
+// the summary RunSummary returns, the breakdown's groups and the targets'
+// measures, read together.
 type RunFigures struct {
 	Summary  *RunSummary
 	Groups   []GroupStats
@@ -90,7 +90,7 @@ func (m *moments) add(o moments) {
 }
 
 // itemGroupsSelect is the one grouped scan. Its one placeholder is the pass
-// threshold; the order is RunBreakdown's.
+// threshold; the order is the breakdown's.
 func itemGroupsSelect() string {
 	sel := `SELECT i.run_target_id, rt.usecase, rt.category, COUNT(*),
 		SUM(CASE WHEN i.status = 'COMPLETED' THEN 1 ELSE 0 END),
@@ -253,7 +253,7 @@ func (s *Store) summaryOf(ctx context.Context, runID int64, taskLimit int, pass 
 	return out, nil
 }
 
-// groupStatsOf is RunBreakdown's groups.
+// groupStatsOf is the breakdown's groups.
 func groupStatsOf(groups []itemGroup) []GroupStats {
 	out := make([]GroupStats, 0, len(groups))
 	for _, g := range groups {
