@@ -197,6 +197,9 @@ func runReport(ctx context.Context, st *store.Store, run *store.Run, human analy
 	if out.PairTests == nil {
 		out.PairTests = []analysis.PairTest{}
 	}
+	for i := range out.Entries {
+		out.Entries[i].Entry = out.Entries[i].WithoutTasks()
+	}
 	out.Judges = analysis.Reliabilities(run.Judges, probe, human, flips)
 	return out, nil
 }
