@@ -122,8 +122,8 @@ type analysisSnapshot struct {
 // storedAnalysis reads the run's stored statistics, found only when they
 // were computed for stamp.
 func storedAnalysis(ctx context.Context, st *store.Store, runID int64, stamp string) (a Analysis, found bool, err error) {
-	sstamp, body, err := st.AnalysisSnapshot(ctx, runID)
-	if err != nil || body == nil || sstamp != stamp {
+	body, err := st.AnalysisSnapshot(ctx, runID, stamp)
+	if err != nil || body == nil {
 		return Analysis{}, false, err
 	}
 	var stored analysisSnapshot

@@ -37,10 +37,18 @@ func (s *Store) SaveSummarySnapshot(ctx context.Context, runID int64, stamp stri
 	return s.saveSnapshot(ctx, summariesTable, runID, stamp, body)
 }
 
-// AnalysisSnapshot returns the stored statistics of a run and the stamp
-// they were computed for; nil when none are stored.
-func (s *Store) AnalysisSnapshot(ctx context.Context, runID int64) (stamp string, body []byte, err error) {
-	return s.snapshot(ctx, analysesTable, runID)
+// AnalysisSnapshot returns the statistics stored for a run and stamp; nil
+// when none are, or only for another stamp (whose megabyte is not read).
+func (s *Store) AnalysisSnapshot(ctx context.Context, runID int64, stamp string) ([]byte, error) {
+	var body []string
+	err := s.conn(ctx).Table(analysesTable).Where("run_id = ? AND stamp = ?", runID, stamp).Pluck("body", &body).Error
+	if err != nil {
+		return nil, fmt.Errorf("store: %s of run %d: %w", analysesTable, runID, err)
+	}
+	if len(body) == 0 {
+		return nil, nil
+	}
+	return []byte(body[0]), nil
 }
 
 // SaveAnalysisSnapshot stores a run's statistics for stamp, replacing any older ones.
