@@ -42,6 +42,14 @@ func (e Entry) taskKeys() []string {
 	return slices.Sorted(maps.Keys(e.Tasks))
 }
 
+// WithoutTasks is the entry without its per-task results: all a run's
+// statistics keep of it once computed (a million-item run's entries hold
+// half a million results, which nothing shows).
+func (e Entry) WithoutTasks() Entry {
+	e.Tasks, e.keys = nil, nil
+	return e
+}
+
 // Label names an entry for people: "model (run name)".
 func (e Entry) Label() string { return fmt.Sprintf("%s (%s)", e.Model, e.RunName) }
 

@@ -64,7 +64,8 @@
 // keep every slot until an answer waits, then make room at their next call.
 // The run is FINISHED when every item is COMPLETED or FAILED (FAILED when
 // none completed); the process that ends it then calls Config.RunEndedFunc
-// in the background (the server stores the run's summary with it).
+// in the background (the server stores the run's summary and statistics
+// with it).
 // A FAILED item keeps the phase it failed in (failed_phase); retry-failed
 // sends each back there, to NEW (its group warms up afresh) or to
 // WAITING_FOR_JUDGE at the judge it failed with, with its attempts renewed,

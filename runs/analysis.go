@@ -2,6 +2,7 @@ package runs
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"strings"
 
@@ -20,7 +21,11 @@ type Analysis struct {
 
 // Agreement is the run's judge–human and judge–judge agreement, computed now.
 func (s *Service) Agreement(ctx context.Context, run *store.Run) (analysis.Report, error) {
-	in, err := s.store.RunJudgeAgreement(ctx, run.ID)
+	return agreementOf(ctx, s.store, run)
+}
+
+func agreementOf(ctx context.Context, st *store.Store, run *store.Run) (analysis.Report, error) {
+	in, err := st.RunJudgeAgreement(ctx, run.ID)
 	if err != nil {
 		return analysis.Report{}, err
 	}
@@ -28,55 +33,160 @@ func (s *Service) Agreement(ctx context.Context, run *store.Run) (analysis.Repor
 }
 
 // Analysis returns the run's statistics: the cached ones, fresh when they
-// match the run's current items and grades; stale or missing ones are
-// computed again only when compute is set, since a pass over every item is
-// too slow for a page to wait on.
+// match the run's current items and grades, else an ended run's stored ones
+// (StoreAnalysis) when they match; stale or missing ones are computed again
+// only when compute is set, since a pass over every item is too slow for a
+// page to wait on.
 func (s *Service) Analysis(ctx context.Context, run *store.Run, prog Progress, compute bool) (a Analysis, fresh, ok bool, err error) {
-	stamp, err := s.analysisStamp(ctx, run.ID, prog)
+	grades, err := s.store.GradeStamp(ctx, run.ID)
 	if err != nil {
 		return a, false, false, err
 	}
-	if a, fresh, ok = s.analyses.get(run.ID, stamp); fresh || !compute {
-		return a, fresh, ok, nil
+	stamp := analysisStamp(run, prog, grades)
+	if a, fresh, ok = s.analyses.get(run.ID, stamp); fresh {
+		return a, true, true, nil
 	}
-	if a.Agreement, err = s.Agreement(ctx, run); err != nil {
-		return Analysis{}, false, false, err
+	if !run.Status.Active() {
+		stored, found, err := storedAnalysis(ctx, s.store, run.ID, stamp)
+		if err != nil {
+			return Analysis{}, false, false, err
+		}
+		if found {
+			s.analyses.put(run.ID, stamp, stored)
+			return stored, true, true, nil
+		}
 	}
-	if a.Report, err = s.runReport(ctx, run, a.Agreement); err != nil {
+	if !compute {
+		return a, false, ok, nil
+	}
+	if a, err = analysisOf(ctx, s.store, run, stamp); err != nil {
 		return Analysis{}, false, false, err
 	}
 	s.analyses.put(run.ID, stamp, a)
 	return a, true, true, nil
 }
 
-// analysisStamp keys a run's cached statistics by its item counts and
-// grades: while neither moves, neither do the statistics.
-func (s *Service) analysisStamp(ctx context.Context, runID int64, prog Progress) (string, error) {
-	grades, err := s.store.GradeStamp(ctx, runID)
-	if err != nil {
-		return "", err
+// StoreEnded is the engine's RunEndedFunc: it stores the ended run's
+// summary and then its statistics, one after the other, since side by side
+// the two scans would hold their rows at once.
+func StoreEnded(ctx context.Context, st *store.Store, runID int64) error {
+	if err := StoreSummary(ctx, st, runID); err != nil {
+		return err
 	}
-	return fmt.Sprint(prog.ByStatus) + "|" + grades, nil
+	return StoreAnalysis(ctx, st, runID)
+}
+
+// StoreAnalysis computes the ended run runID's statistics and stores them:
+// with StoreSummary, the engine's RunEndedFunc (StoreEnded), so that a run's first
+// analysis reads them instead of waiting on a scan of its items and verdicts.
+func StoreAnalysis(ctx context.Context, st *store.Store, runID int64) error {
+	run, err := st.Run(ctx, runID)
+	if err != nil {
+		return err
+	}
+	counts, err := st.RunProgress(ctx, run.ID)
+	if err != nil {
+		return err
+	}
+	grades, err := st.GradeStamp(ctx, run.ID)
+	if err != nil {
+		return err
+	}
+	stamp := analysisStamp(run, progressOf(counts), grades)
+	if _, found, err := storedAnalysis(ctx, st, run.ID, stamp); err != nil || found {
+		return err
+	}
+	_, err = analysisOf(ctx, st, run, stamp)
+	return err
+}
+
+// analysisShape changes when Analysis gains figures, so that statistics
+// stored in an older shape are computed again rather than shown without them.
+const analysisShape = "a1"
+
+// analysisStamp is what a run's statistics depend on: its status, item
+// counts and grades (the judges' agreement with them). Unlike a summary's,
+// every grade moves the whole stamp: the agreement and the judges'
+// reliability are the statistics.
+func analysisStamp(run *store.Run, prog Progress, grades string) string {
+	return fmt.Sprint(analysisShape, " ", run.Status, prog.ByStatus, gradeSep, grades)
+}
+
+// analysisSnapshot is the stored form of an Analysis: with the per-task
+// score distributions, which its JSON for the API leaves out.
+type analysisSnapshot struct {
+	Analysis
+	Distributions map[int64][]float64 `json:"distributions"`
+}
+
+// storedAnalysis reads the run's stored statistics, found only when they
+// were computed for stamp.
+func storedAnalysis(ctx context.Context, st *store.Store, runID int64, stamp string) (a Analysis, found bool, err error) {
+	body, err := st.AnalysisSnapshot(ctx, runID, stamp)
+	if err != nil || body == nil {
+		return Analysis{}, false, err
+	}
+	var stored analysisSnapshot
+	if err := json.Unmarshal(body, &stored); err != nil || stored.Report == nil {
+		return Analysis{}, false, nil // unreadable: computed again
+	}
+	stored.Report.Distributions = stored.Distributions
+	return stored.Analysis, true, nil
+}
+
+// analysisOf computes the run's statistics for stamp, and stores them when
+// the run has ended. Callers that want one run's statistics at once (the
+// engine that ended it and its first viewers) share one computation, made
+// apart from the first caller's context, whose cancellation must not fail
+// the others.
+func analysisOf(ctx context.Context, st *store.Store, run *store.Run, stamp string) (Analysis, error) {
+	v, err, _ := computing.Do(fmt.Sprintf("analysis %p %d %s", st, run.ID, stamp), func() (any, error) {
+		ctx := context.WithoutCancel(ctx)
+		a, err := analyze(ctx, st, run)
+		if err != nil || run.Status.Active() {
+			return a, err
+		}
+		body, err := json.Marshal(analysisSnapshot{Analysis: a, Distributions: a.Report.Distributions})
+		if err != nil {
+			return a, fmt.Errorf("runs: encode analysis of run %d: %w", run.ID, err)
+		}
+		return a, st.SaveAnalysisSnapshot(ctx, run.ID, stamp, body)
+	})
+	if err != nil {
+		return Analysis{}, err
+	}
+	return v.(Analysis), nil
+}
+
+// analyze computes the run's statistics now.
+func analyze(ctx context.Context, st *store.Store, run *store.Run) (a Analysis, err error) {
+	if a.Agreement, err = agreementOf(ctx, st, run); err != nil {
+		return Analysis{}, err
+	}
+	if a.Report, err = runReport(ctx, st, run, a.Agreement); err != nil {
+		return Analysis{}, err
+	}
+	return a, nil
 }
 
 // runReport computes the run report; human is the agreement the judges'
 // reliability is read from. Its three reads are independent: on
 // PostgreSQL they run side by side.
-func (s *Service) runReport(ctx context.Context, run *store.Run, human analysis.Report) (*analysis.RunReport, error) {
+func runReport(ctx context.Context, st *store.Store, run *store.Run, human analysis.Report) (*analysis.RunReport, error) {
 	var tasks runTasks
 	var probe *store.JudgeProbe
 	var flips map[int64]analysis.Flips
 	g, gctx := errgroup.WithContext(ctx)
 	g.Go(func() (err error) {
-		tasks, err = readRunTasks(gctx, s.store, run)
+		tasks, err = readRunTasks(gctx, st, run)
 		return err
 	})
 	g.Go(func() (err error) {
-		probe, err = s.store.JudgeProbes(gctx, run.ID)
+		probe, err = st.JudgeProbes(gctx, run.ID)
 		return err
 	})
 	g.Go(func() (err error) {
-		flips, err = s.judgeFlips(gctx, run.ID)
+		flips, err = judgeFlips(gctx, st, run.ID)
 		return err
 	})
 	if err := g.Wait(); err != nil {
@@ -86,6 +196,9 @@ func (s *Service) runReport(ctx context.Context, run *store.Run, human analysis.
 		Distributions: tasks.distributions, Consistency: tasks.consistency}
 	if out.PairTests == nil {
 		out.PairTests = []analysis.PairTest{}
+	}
+	for i := range out.Entries {
+		out.Entries[i].Entry = out.Entries[i].WithoutTasks()
 	}
 	out.Judges = analysis.Reliabilities(run.Judges, probe, human, flips)
 	return out, nil
@@ -144,8 +257,8 @@ func readRunTasks(ctx context.Context, st *store.Store, run *store.Run) (runTask
 }
 
 // judgeFlips is each judge's pairwise record: comparisons done and how many flipped.
-func (s *Service) judgeFlips(ctx context.Context, runID int64) (map[int64]analysis.Flips, error) {
-	list, err := s.store.RunJudgeFlips(ctx, runID)
+func judgeFlips(ctx context.Context, st *store.Store, runID int64) (map[int64]analysis.Flips, error) {
+	list, err := st.RunJudgeFlips(ctx, runID)
 	if err != nil {
 		return nil, err
 	}

@@ -54,8 +54,9 @@
 //
 // Summaries, analyses, comparisons and leaderboards are cached by a stamp
 // of what they depend on (a run's item counts, grades); an ended run's
-// summary is also stored (Snapshot; the engine that ends a run calls
-// StoreSummary), so its first view in any process is a read, not a scan. A summary's stamp has two parts: a grade moves only the
+// summary and statistics are also stored (Snapshot, StoreAnalysis; the
+// engine that ends a run calls StoreEnded), so their first view in any
+// process is a read, not a scan. A summary's stamp has two parts: a grade moves only the
 // second, which recounts the grades (and restores the snapshot) without
 // rescanning the items.
 package runs

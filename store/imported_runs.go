@@ -218,7 +218,7 @@ func (s *Store) RejudgeRun(ctx context.Context, runID int64) (int64, error) {
 		if n = res.RowsAffected; n == 0 {
 			return conflict("run %d has no answers to judge", runID)
 		}
-		if err := tx.conn(ctx).Exec(`DELETE FROM run_summaries WHERE run_id = ?`, runID).Error; err != nil {
+		if err := tx.dropSnapshots(ctx, runID); err != nil {
 			return fmt.Errorf("store: rejudge: %w", err)
 		}
 		return tx.reopenForJudging(ctx, run, now)

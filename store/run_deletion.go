@@ -20,7 +20,7 @@ func (s *Store) DeleteRun(ctx context.Context, id int64) error {
 		}
 		// The few rows KPIs, alerts and trends read go at once, so none of
 		// their queries needs to know about deleted runs.
-		for _, table := range []string{"run_metrics", "kpi_values", "run_evaluations", "run_summaries"} {
+		for _, table := range append([]string{"run_metrics", "kpi_values", "run_evaluations"}, snapshotTables...) {
 			if err := tx.conn(ctx).Exec("DELETE FROM "+table+" WHERE run_id = ?", id).Error; err != nil {
 				return fmt.Errorf("store: delete run %s: %w", table, err)
 			}

@@ -73,7 +73,9 @@ func SetTrace(t testing.TB, st *store.Store, itemID int64, calls trajectory.Call
 		r = &reasoning
 	}
 	exec(t, st, `UPDATE items SET tool_calls = ?, turns = ?, reasoning = ? WHERE id = ?`, string(b), turns, r, itemID)
-	exec(t, st, `DELETE FROM run_summaries WHERE run_id = (SELECT run_id FROM items WHERE id = ?)`, itemID)
+	for _, table := range []string{"run_summaries", "run_analyses"} {
+		exec(t, st, `DELETE FROM `+table+` WHERE run_id = (SELECT run_id FROM items WHERE id = ?)`, itemID)
+	}
 }
 
 // Exec runs a statement (with ? placeholders) on a store this package

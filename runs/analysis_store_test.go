@@ -1,0 +1,174 @@
+package runs
+
+import (
+	"context"
+	"encoding/json"
+	"math"
+	"reflect"
+	"testing"
+	"time"
+
+	"tribunal/engine"
+	"tribunal/llm/llmtest"
+	"tribunal/store"
+	"tribunal/store/storetest"
+)
+
+// The engine that ends a run stores its statistics (StoreEnded as its
+// RunEndedFunc, as the server wires it): the run's first analysis in any
+// process reads them, equal to computing them now; a grade makes them stale,
+// and the next analysis computes them again with the grade and stores that.
+func TestEngineStoresEndedRunAnalysis(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, st *store.Store) {
+		ctx := context.Background()
+		ended := make(chan error, 1)
+		cfg := engine.Config{RunEndedFunc: func(ctx context.Context, runID int64) error {
+			err := StoreEnded(ctx, st, runID)
+			ended <- err
+			return err
+		}}
+		b := newBenchConfig(t, st, MinScored, nil, cfg, func(r llmtest.ChatRequest) llmtest.Reply {
+			if r.IsJudge() {
+				return llmtest.Reply{Content: `{"score": 7, "reasoning": "fixed"}`}
+			}
+			return llmtest.Reply{Content: "an answer"}
+		})
+		run := b.run(t, store.RunInput{Repeats: 2}, "m1", "m2")
+		select {
+		case err := <-ended:
+			if err != nil {
+				t.Fatal(err)
+			}
+		case <-time.After(30 * time.Second):
+			t.Fatal("the engine ended the run without calling RunEndedFunc")
+		}
+		stamp := currentAnalysisStamp(t, st, run)
+		body, err := st.AnalysisSnapshot(ctx, run.ID, stamp)
+		if err != nil || body == nil {
+			t.Fatalf("no analysis stored for the ended run's counts and grades (%v)", err)
+		}
+		stored, found, err := storedAnalysis(ctx, st, run.ID, stamp)
+		if err != nil || !found {
+			t.Fatalf("stored analysis not read back: found %v, %v", found, err)
+		}
+		now, err := analyze(ctx, st, run)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// Equal to the last bits but for float sums, whose order a map's
+		// iteration picks.
+		if sj, nj := asJSON(t, stored), asJSON(t, now); !nearlyEqual(sj, nj) {
+			t.Fatalf("stored analysis differs from computing it now:\nstored %v\nnow    %v", sj, nj)
+		}
+		// Marked, so that reading the stored analysis shows.
+		var snap analysisSnapshot
+		if err := json.Unmarshal(body, &snap); err != nil || len(snap.Report.Judges) != 1 {
+			t.Fatalf("snapshot %s: %v", body, err)
+		}
+		snap.Report.Judges[0].Version = "read from the snapshot"
+		marked, _ := json.Marshal(snap)
+		if err := st.SaveAnalysisSnapshot(ctx, run.ID, stamp, marked); err != nil {
+			t.Fatal(err)
+		}
+		other := New(st, nil) // another process: nothing in memory
+		a, fresh, ok := analysisOfRun(t, other, run, false)
+		if !fresh || !ok || a.Report.Judges[0].Version != "read from the snapshot" {
+			t.Fatalf("first view: fresh %v ok %v judges %+v; want the stored analysis", fresh, ok, a.Report.Judges)
+		}
+
+		page, err := st.RunItems(ctx, run.ID, store.ItemFilter{})
+		if err != nil || len(page.Items) == 0 {
+			t.Fatalf("items %+v, %v", page.Items, err)
+		}
+		if _, err := st.SetGrade(ctx, page.Items[0].ID, store.GradeInput{Grade: store.GradeCorrect}); err != nil {
+			t.Fatal(err)
+		}
+		if _, fresh, _ := analysisOfRun(t, other, run, false); fresh {
+			t.Fatal("the analysis stored before the grade is still fresh")
+		}
+		a, fresh, ok = analysisOfRun(t, other, run, true)
+		if !fresh || !ok || a.Report.Judges[0].Version == "read from the snapshot" {
+			t.Fatalf("after the grade: fresh %v ok %v judges %+v; want them computed again", fresh, ok, a.Report.Judges)
+		}
+		if h := a.Agreement.Judges[0].Human; h == nil || h.N != 1 {
+			t.Errorf("human agreement after one grade %+v, want n 1", h)
+		}
+		if body, err := st.AnalysisSnapshot(ctx, run.ID, currentAnalysisStamp(t, st, run)); err != nil || body == nil {
+			t.Errorf("no analysis stored for the new grade stamp (%v)", err)
+		}
+	})
+}
+
+func currentAnalysisStamp(t *testing.T, st *store.Store, run *store.Run) string {
+	t.Helper()
+	ctx := context.Background()
+	counts, err := st.RunProgress(ctx, run.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	grades, err := st.GradeStamp(ctx, run.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return analysisStamp(run, progressOf(counts), grades)
+}
+
+func analysisOfRun(t *testing.T, svc *Service, run *store.Run, compute bool) (a Analysis, fresh, ok bool) {
+	t.Helper()
+	ctx := context.Background()
+	prog, err := svc.Progress(ctx, run)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, fresh, ok, err = svc.Analysis(ctx, run, prog, compute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return a, fresh, ok
+}
+
+// asJSON is a's stored form decoded into plain values.
+func asJSON(t *testing.T, a Analysis) any {
+	t.Helper()
+	b, err := json.Marshal(analysisSnapshot{Analysis: a, Distributions: a.Report.Distributions})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var v any
+	if err := json.Unmarshal(b, &v); err != nil {
+		t.Fatal(err)
+	}
+	return v
+}
+
+// nearlyEqual compares decoded JSON values, numbers within a relative 1e-12.
+func nearlyEqual(a, b any) bool {
+	switch a := a.(type) {
+	case float64:
+		b, ok := b.(float64)
+		return ok && math.Abs(a-b) <= 1e-12*math.Max(math.Abs(a), math.Abs(b))
+	case []any:
+		b, ok := b.([]any)
+		if !ok || len(a) != len(b) {
+			return false
+		}
+		for i := range a {
+			if !nearlyEqual(a[i], b[i]) {
+				return false
+			}
+		}
+		return true
+	case map[string]any:
+		b, ok := b.(map[string]any)
+		if !ok || len(a) != len(b) {
+			return false
+		}
+		for k, v := range a {
+			if !nearlyEqual(v, b[k]) {
+				return false
+			}
+		}
+		return true
+	}
+	return reflect.DeepEqual(a, b)
+}
