@@ -60,7 +60,7 @@ func TestBenchCommand(t *testing.T) {
 func checkBenchOutput(t *testing.T, out string) {
 	t.Helper()
 	for _, figure := range []string{"created", "workers: items answered", "workers: completed items/s", "worker", "peak RSS",
-		"bulk fill", "summary: computed and stored as the run ended", "summary: GET /api/runs/{id}", "analysis", "run page", "items: deep page", "items: model",
+		"bulk fill", "summary: computed and stored as the run ended", "analysis: computed and stored after the summary", "summary: GET /api/runs/{id}", "analysis", "run page", "items: deep page", "items: model",
 		"API items: first page", "item page", "grading page", "export csv", "export json",
 		"export csv: server RSS growth", "export json: server RSS growth", "server: peak RSS"} {
 		if !strings.Contains(out, figure) {

@@ -229,7 +229,7 @@ func (b *bencher) serve(ctx context.Context) error {
 	}
 	defer srv.Stop(30 * time.Second)
 	base := "http://" + addr
-	readyCtx, cancel := context.WithTimeout(ctx, 2*time.Minute)
+	readyCtx, cancel := context.WithTimeout(ctx, 5*time.Minute)
 	defer cancel()
 	if err := waitReady(readyCtx, srv, base); err != nil {
 		return err
@@ -241,10 +241,15 @@ func (b *bencher) serve(ctx context.Context) error {
 	}
 	b.rep.add(info("server: run ended after the fill", time.Since(start).Seconds(), "s"))
 	start = time.Now()
-	if err := b.waitSummaryStored(readyCtx, srv); err != nil {
+	if err := b.waitStored(readyCtx, srv, func(summary, _ bool) bool { return summary }); err != nil {
 		return err
 	}
 	b.rep.add(below("summary: computed and stored as the run ended", time.Since(start).Seconds(), "s", statsTarget))
+	start = time.Now()
+	if err := b.waitStored(readyCtx, srv, func(_, analysis bool) bool { return analysis }); err != nil {
+		return err
+	}
+	b.rep.add(below("analysis: computed and stored after the summary", time.Since(start).Seconds(), "s", statsTarget))
 	first, err := firstItem(ctx, base, b.rep.RunID)
 	if err != nil {
 		return err
@@ -295,24 +300,25 @@ func (b *bencher) waitEnded(ctx context.Context, srv *proc) error {
 	return err
 }
 
-// waitSummaryStored waits until the engine that ended the run has stored
-// its summary, as it does for every run it ends, so that the statistics
-// timed next are a user's first view of a finished run.
-func (b *bencher) waitSummaryStored(ctx context.Context, srv *proc) error {
+// waitStored waits until the engine that ended the run has stored what
+// done asks for of its summary and statistics, as it does for every run it
+// ends (the summary first), so that the statistics timed next are a user's
+// first view of a finished run.
+func (b *bencher) waitStored(ctx context.Context, srv *proc, done func(summary, analysis bool) bool) error {
 	for {
 		if err := srv.alive(); err != nil {
 			return err
 		}
-		_, body, err := b.st.SummarySnapshot(ctx, b.rep.RunID)
+		summary, analysis, err := b.st.SnapshotsStored(ctx, b.rep.RunID)
 		if err != nil {
-			return fmt.Errorf("bench: summary snapshot: %w", err)
+			return fmt.Errorf("bench: stored statistics: %w", err)
 		}
-		if body != nil {
+		if done(summary, analysis) {
 			return nil
 		}
 		select {
 		case <-ctx.Done():
-			return fmt.Errorf("bench: run %d's summary not stored: %w", b.rep.RunID, ctx.Err())
+			return fmt.Errorf("bench: run %d's statistics not stored: %w", b.rep.RunID, ctx.Err())
 		case <-time.After(100 * time.Millisecond):
 		}
 	}

@@ -25,8 +25,8 @@ type runRef struct {
 
 // statistics are the endpoints that compute the run's numbers, timed first
 // on a freshly started server so none of them is served from its memory;
-// the summary is the one the engine stored as it ended the run (its
-// computation is timed apart). Target: < 3 s each.
+// the summary and the analysis are those the engine stored as it ended the
+// run (their computation is timed apart). Target: < 3 s each.
 func statistics(r runRef) []page {
 	return []page{
 		{"summary: GET /api/runs/{id}", fmt.Sprintf("/api/runs/%d", r.id)},

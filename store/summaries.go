@@ -88,3 +88,16 @@ func (s *Store) dropSnapshots(ctx context.Context, runID int64) error {
 	}
 	return nil
 }
+
+// SnapshotsStored says whether a run's summary and its statistics are
+// stored, whatever their stamps: `tribunal bench` waits for both after the
+// engine ends its run.
+func (s *Store) SnapshotsStored(ctx context.Context, runID int64) (summary, analysis bool, err error) {
+	var n [2]int64
+	for i, table := range []string{summariesTable, analysesTable} {
+		if err := s.conn(ctx).Table(table).Where("run_id = ?", runID).Count(&n[i]).Error; err != nil {
+			return false, false, fmt.Errorf("store: %s of run %d: %w", table, runID, err)
+		}
+	}
+	return n[0] > 0, n[1] > 0, nil
+}
