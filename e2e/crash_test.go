@@ -684,10 +684,11 @@ func crashCheckDB(t *testing.T, dataDir, dbURL string, runID int64) {
 	if scored != prog.Count(store.ItemCompleted) {
 		t.Errorf("%d items have a score, %d are completed", scored, prog.Count(store.ItemCompleted))
 	}
-	sum, err := st.RunSummary(ctx, runID, 0)
+	fig, err := st.RunFigures(ctx, runID, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
+	sum := fig.Summary
 	if sum.Overall.Items != want || sum.Overall.Completed != want {
 		t.Errorf("summary: %d items, %d completed; want %d each", sum.Overall.Items, sum.Overall.Completed, want)
 	}

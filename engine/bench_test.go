@@ -192,11 +192,11 @@ func benchLatencyBound(b *testing.B, tasks, conc int, lat time.Duration) {
 		for b.Loop() {
 			n, took := env.runOnce(b, 1)
 			items, ratio = n, ideal.Seconds()/took.Seconds()
-			sum, err := env.st.RunSummary(context.Background(), env.lastRun, 0)
-			if err != nil || sum.Overall.AvgTimeMs == nil {
+			fig, err := env.st.RunFigures(context.Background(), env.lastRun, 0)
+			if err != nil || fig.Summary.Overall.AvgTimeMs == nil {
 				b.Fatal(err)
 			}
-			callMs = *sum.Overall.AvgTimeMs
+			callMs = *fig.Summary.Overall.AvgTimeMs
 		}
 		b.ReportMetric(ratio, "of-ideal")
 		b.ReportMetric(float64(items)*ratio/ideal.Seconds(), "items/s")

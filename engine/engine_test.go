@@ -154,10 +154,11 @@ func TestRunCompletes(t *testing.T) {
 		if strings.Join(seq, " ") != want {
 			t.Errorf("call order:\n got %s\nwant %s", strings.Join(seq, " "), want)
 		}
-		sum, err := st.RunSummary(context.Background(), run.ID, 100)
+		fig, err := st.RunFigures(context.Background(), run.ID, 100)
 		if err != nil {
 			t.Fatal(err)
 		}
+		sum := fig.Summary
 		if sum.Overall.AvgScore == nil || *sum.Overall.AvgScore != 7 || len(sum.PerModel) != 2 || len(sum.PerTask) != 3 {
 			t.Errorf("summary: %+v", sum)
 		}

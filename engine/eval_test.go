@@ -245,9 +245,9 @@ func TestChecksOnlyRun(t *testing.T) {
 		if got[0].Judge != "check:numeric check:contains" || got[0].Reference != "... #### 72" {
 			t.Errorf("item judge %q, reference %q: want the checks that scored it and the task's reference", got[0].Judge, got[0].Reference)
 		}
-		sum, err := st.RunSummary(ctx, run.ID, 10)
-		if err != nil || sum.Overall.PassRate == nil || *sum.Overall.PassRate != 1 {
-			t.Fatalf("summary %+v %v: 0.5 passes at the 0.5 threshold", sum, err)
+		fig, err := st.RunFigures(ctx, run.ID, 10)
+		if err != nil || fig.Summary.Overall.PassRate == nil || *fig.Summary.Overall.PassRate != 1 {
+			t.Fatalf("summary %+v %v: 0.5 passes at the 0.5 threshold", fig, err)
 		}
 		// Measured metrics are scores too when the run names them; they do not change the item's score.
 		run3, err := b.eng.StartRun(ctx, store.RunInput{Metrics: []string{"check_numeric", "latency_ms", "tokens"}, CollectionIDs: []int64{coll.ID},

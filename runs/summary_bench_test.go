@@ -40,10 +40,6 @@ func BenchmarkSummarize(b *testing.B) {
 			_, err := summarize(ctx, st, run, Progress{})
 			return err
 		}},
-		{"run-summary", func() error {
-			_, err := st.RunSummary(ctx, run.ID, perTaskLimit)
-			return err
-		}},
 		{"figures", func() error {
 			_, err := st.RunFigures(ctx, run.ID, perTaskLimit)
 			return err

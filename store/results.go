@@ -389,19 +389,3 @@ func PassThreshold(judges []RunJudge) float64 {
 	}
 	return float64(judges[0].ScaleMin+judges[0].ScaleMax) / 2
 }
-
-// RunSummary computes the run's aggregates over items and their judge
-// scores alone (names are joined in afterwards), and per task for at most
-// taskLimit tasks: one grouped scan of the items (see RunFigures) and one
-// of the first tasks' items.
-func (s *Store) RunSummary(ctx context.Context, runID int64, taskLimit int) (*RunSummary, error) {
-	pass, err := s.passThreshold(ctx, runID)
-	if err != nil {
-		return nil, err
-	}
-	groups, err := s.itemGroups(ctx, runID, pass)
-	if err != nil {
-		return nil, err
-	}
-	return s.summaryOf(ctx, runID, taskLimit, pass, groups)
-}

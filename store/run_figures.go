@@ -11,7 +11,7 @@ import (
 )
 
 // RunFigures are the figures of a run that come from its items alone:
-// the summary RunSummary returns, the breakdown's groups and the targets'
+// the run's summary, the breakdown's groups and the targets'
 // measures, read together.
 type RunFigures struct {
 	Summary  *RunSummary
