@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"tribunal/engine"
+	"tribunal/runs"
 	"tribunal/secret"
 	"tribunal/store"
 )
@@ -219,6 +220,11 @@ func (b *bencher) fill(ctx context.Context) error {
 // serve starts a server on the completed run, waits until it has ended the
 // run, then times the statistics, the pages and the exports.
 func (b *bencher) serve(ctx context.Context) error {
+	run, err := b.st.Run(ctx, b.rep.RunID)
+	if err != nil {
+		return fmt.Errorf("bench: run: %w", err)
+	}
+	endedByWorkers := !run.Active()
 	addr, err := freeAddr()
 	if err != nil {
 		return err
@@ -240,16 +246,9 @@ func (b *bencher) serve(ctx context.Context) error {
 		return err
 	}
 	b.rep.add(info("server: run ended after the fill", time.Since(start).Seconds(), "s"))
-	start = time.Now()
-	if err := b.waitStored(readyCtx, srv, func(summary, _ bool) bool { return summary }); err != nil {
+	if err := b.storedStatistics(readyCtx, srv, endedByWorkers); err != nil {
 		return err
 	}
-	b.rep.add(below("summary: computed and stored as the run ended", time.Since(start).Seconds(), "s", statsTarget))
-	start = time.Now()
-	if err := b.waitStored(readyCtx, srv, func(_, analysis bool) bool { return analysis }); err != nil {
-		return err
-	}
-	b.rep.add(below("analysis: computed and stored after the summary", time.Since(start).Seconds(), "s", statsTarget))
 	first, err := firstItem(ctx, base, b.rep.RunID)
 	if err != nil {
 		return err
@@ -298,6 +297,37 @@ func (b *bencher) waitEnded(ctx context.Context, srv *proc) error {
 		err = fmt.Errorf("bench: run %d did not end by %s", b.rep.RunID, deadline.Format(time.TimeOnly))
 	}
 	return err
+}
+
+// storedStatistics times the computation of the ended run's summary and
+// statistics, as the engine that ends a run stores them (runs.StoreEnded),
+// so that the statistics timed next are a user's first view. The server
+// stores them when it ended the run; when the workers ended it (a small
+// run), the engine that ended it may have stopped before it stored them,
+// so the bench stores them itself.
+func (b *bencher) storedStatistics(ctx context.Context, srv *proc, endedByWorkers bool) error {
+	steps := []struct {
+		name  string
+		store func(context.Context, *store.Store, int64) error
+		done  func(summary, analysis bool) bool
+	}{
+		{"summary: computed and stored as the run ended", runs.StoreSummary, func(summary, _ bool) bool { return summary }},
+		{"analysis: computed and stored after the summary", runs.StoreAnalysis, func(_, analysis bool) bool { return analysis }},
+	}
+	for _, step := range steps {
+		start := time.Now()
+		var err error
+		if endedByWorkers {
+			err = step.store(ctx, b.st, b.rep.RunID)
+		} else {
+			err = b.waitStored(ctx, srv, step.done)
+		}
+		if err != nil {
+			return err
+		}
+		b.rep.add(below(step.name, time.Since(start).Seconds(), "s", statsTarget))
+	}
+	return nil
 }
 
 // waitStored waits until the engine that ended the run has stored what
