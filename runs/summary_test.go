@@ -295,16 +295,9 @@ func TestSummarySnapshot(t *testing.T) {
 		if _, err := Snapshot(ctx, st, run); err != nil {
 			t.Fatal(err)
 		}
-		counts, err := st.RunProgress(ctx, run.ID)
-		if err != nil {
-			t.Fatal(err)
-		}
-		grades, err := st.GradeStamp(ctx, run.ID)
-		if err != nil {
-			t.Fatal(err)
-		}
+		want, grades := currentSummaryStamp(t, st, run)
 		stamp, body, err := st.SummarySnapshot(ctx, run.ID)
-		if err != nil || body == nil || stamp != gradedStamp(summaryStamp(run, progressOf(counts)), grades) {
+		if err != nil || body == nil || stamp != want {
 			t.Fatalf("no snapshot stored for the run's counts and grades: stamp %q, %v", stamp, err)
 		}
 		var snap snapshot
@@ -358,16 +351,9 @@ func TestEngineStoresEndedRunSummary(t *testing.T) {
 		case <-time.After(30 * time.Second):
 			t.Fatal("the engine ended the run without calling RunEndedFunc")
 		}
-		counts, err := st.RunProgress(ctx, run.ID)
-		if err != nil {
-			t.Fatal(err)
-		}
-		grades, err := st.GradeStamp(ctx, run.ID)
-		if err != nil {
-			t.Fatal(err)
-		}
+		want, _ := currentSummaryStamp(t, st, run)
 		stamp, body, err := st.SummarySnapshot(ctx, run.ID)
-		if err != nil || body == nil || stamp != gradedStamp(summaryStamp(run, progressOf(counts)), grades) {
+		if err != nil || body == nil || stamp != want {
 			t.Fatalf("no snapshot stored for the ended run's counts and grades: stamp %q, %v", stamp, err)
 		}
 		var snap snapshot
@@ -429,4 +415,20 @@ func TestUnjudgedItemsHaveNoOverall(t *testing.T) {
 			t.Logf("cancel: %v", err)
 		}
 	})
+}
+
+// currentSummaryStamp is the whole stamp a summary of run computed now
+// carries, and its grades' part.
+func currentSummaryStamp(t *testing.T, st *store.Store, run *store.Run) (stamp, grades string) {
+	t.Helper()
+	ctx := context.Background()
+	counts, err := st.RunProgress(ctx, run.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	grades, err = st.GradeStamp(ctx, run.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return gradedStamp(summaryStamp(run, progressOf(counts)), grades), grades
 }

@@ -63,18 +63,22 @@ func (r exportReader) each(ctx context.Context, query string, args []any, scan f
 			return err
 		}
 		defer rows.Close()
-		for rows.Next() {
-			if err := scan(rows); err != nil {
-				return err
-			}
-		}
-		return rows.Err()
+		return scanRows(rows, scan)
 	}
 	rows, err := r.pg.Query(ctx, numbered(query), args...)
 	if err != nil {
 		return err
 	}
 	defer rows.Close()
+	return scanRows(rows, scan)
+}
+
+// scanRows calls scan on each row of rows (*sql.Rows or pgx.Rows).
+func scanRows(rows interface {
+	rowScanner
+	Next() bool
+	Err() error
+}, scan func(rowScanner) error) error {
 	for rows.Next() {
 		if err := scan(rows); err != nil {
 			return err
