@@ -22,14 +22,7 @@ import (
 func TestAgreementMatchesItemByItem(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, st *store.Store) {
 		ctx := context.Background()
-		runID := panelRun(t, st, 40)
-		if _, err := bench.FillCompleted(ctx, st, runID); err != nil {
-			t.Fatal(err)
-		}
-		page, err := st.RunItems(ctx, runID, store.ItemFilter{PerPage: 100})
-		if err != nil {
-			t.Fatal(err)
-		}
+		runID, page := filledPanelRun(t, st)
 		grades := []string{store.GradeCorrect, store.GradePartial, store.GradeWrong}
 		for i, it := range page.Items[:30] {
 			if _, err := st.SetGrade(ctx, it.ID, store.GradeInput{Grade: grades[i%3]}); err != nil {
@@ -140,14 +133,7 @@ func asJSON(t *testing.T, v any) string {
 func TestTaskResultsMatchItems(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, st *store.Store) {
 		ctx := context.Background()
-		runID := panelRun(t, st, 40)
-		if _, err := bench.FillCompleted(ctx, st, runID); err != nil {
-			t.Fatal(err)
-		}
-		page, err := st.RunItems(ctx, runID, store.ItemFilter{PerPage: 100})
-		if err != nil {
-			t.Fatal(err)
-		}
+		runID, page := filledPanelRun(t, st)
 		type sums struct {
 			items, scored, passed          int64
 			score, time, tps, cost         float64
@@ -206,4 +192,20 @@ func TestTaskResultsMatchItems(t *testing.T) {
 			}
 		}
 	})
+}
+
+// filledPanelRun is a panel run of 40 tasks completed by the bulk fill,
+// and its first page of items.
+func filledPanelRun(t *testing.T, st *store.Store) (int64, store.Page[store.ItemView]) {
+	t.Helper()
+	ctx := context.Background()
+	runID := panelRun(t, st, 40)
+	if _, err := bench.FillCompleted(ctx, st, runID); err != nil {
+		t.Fatal(err)
+	}
+	page, err := st.RunItems(ctx, runID, store.ItemFilter{PerPage: 100})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return runID, page
 }
