@@ -4,11 +4,14 @@ import (
 	"context"
 	"io"
 	"log/slog"
+	"os"
+	"strconv"
 	"testing"
 
 	"tribunal/engine"
 	"tribunal/report"
 	"tribunal/runs"
+	"tribunal/secret"
 	"tribunal/store"
 	"tribunal/store/storetest"
 )
@@ -78,4 +81,62 @@ func filledRun(b *testing.B, st *store.Store, tasks int) (*runs.Service, *store.
 		b.Fatal(err)
 	}
 	return svc, run
+}
+
+// BenchmarkExportStored exports a run already in a database, as CSV and as
+// JSON, and reports rows/s: the figure at a million items, and its profile,
+// without building the run each time. It skips unless
+// BENCH_EXPORT_DATABASE_URL names the database (TRIBUNAL_MASTER_KEY its
+// key) and BENCH_EXPORT_RUN the run. Run:
+//
+//	go test -run '^$' -bench ExportStored -benchtime 1x -cpuprofile cpu.out ./bench/
+func BenchmarkExportStored(b *testing.B) {
+	url, id := os.Getenv("BENCH_EXPORT_DATABASE_URL"), os.Getenv("BENCH_EXPORT_RUN")
+	if url == "" || id == "" {
+		b.Skip("BENCH_EXPORT_DATABASE_URL and BENCH_EXPORT_RUN name the run to export")
+	}
+	runID, err := strconv.ParseInt(id, 10, 64)
+	if err != nil {
+		b.Fatal(err)
+	}
+	ctx := context.Background()
+	box, err := secret.NewBox(os.Getenv("TRIBUNAL_MASTER_KEY"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	st, err := store.Open(ctx, store.Config{DatabaseURL: url, Box: box})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { st.Close() })
+	run, err := st.Run(ctx, runID)
+	if err != nil {
+		b.Fatal(err)
+	}
+	svc := runs.New(st, nil)
+	progress, _, err := svc.Results(ctx, run)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Run("csv", func(b *testing.B) {
+		benchStoredRows(b, func() (int, error) { return svc.WriteCSV(ctx, io.Discard, run) })
+	})
+	b.Run("json", func(b *testing.B) {
+		benchStoredRows(b, func() (int, error) { return int(progress.Total), report.WriteJSON(ctx, io.Discard, svc, run.ID) })
+	})
+}
+
+// benchStoredRows times export, which returns how many rows it wrote, and
+// reports rows/s.
+func benchStoredRows(b *testing.B, export func() (int, error)) {
+	b.ReportAllocs()
+	rows := 0
+	for b.Loop() {
+		n, err := export()
+		if err != nil {
+			b.Fatal(err)
+		}
+		rows += n
+	}
+	b.ReportMetric(float64(rows)/b.Elapsed().Seconds(), "rows/s")
 }

@@ -1,7 +1,6 @@
 package handlers
 
 import (
-	"net/http"
 	"strconv"
 	"strings"
 
@@ -29,15 +28,15 @@ func (h *Handler) exportReport(c echo.Context, ids []int64, format report.Format
 	if len(ids) > 1 {
 		base = "tribunal-runs-" + strings.Join(parts, "-")
 	}
-	w := c.Response()
-	w.Header().Set(echo.HeaderContentType, format.ContentType())
-	w.Header().Set(echo.HeaderContentDisposition, format.Attachment(base))
-	w.WriteHeader(http.StatusOK)
+	w, end := startExport(c, format.ContentType(), format.Attachment(base))
 	var err error
 	if format == report.JSON {
 		err = report.WriteJSON(ctx, w, h.runs, ids...)
 	} else {
 		err = report.WriteHTML(ctx, w, h.runs, report.Options{}, ids...)
+	}
+	if err == nil {
+		err = end()
 	}
 	if err != nil {
 		h.log.ErrorContext(ctx, "export runs", "run_ids", parts, "format", format, "err", err)

@@ -339,11 +339,12 @@ func (h *Handler) apiExportRun(c echo.Context) error {
 	if _, _, err := h.runs.Results(ctx, run); err != nil {
 		return err // before the header: a failure here can still be a clean error
 	}
-	w := c.Response()
-	w.Header().Set(echo.HeaderContentType, report.CSV.ContentType())
-	w.Header().Set(echo.HeaderContentDisposition, report.CSV.Attachment(fmt.Sprintf("tribunal-run-%d", run.ID)))
-	w.WriteHeader(http.StatusOK)
-	if rows, err := h.runs.WriteCSV(ctx, w, run); err != nil {
+	w, end := startExport(c, report.CSV.ContentType(), report.CSV.Attachment(fmt.Sprintf("tribunal-run-%d", run.ID)))
+	rows, err := h.runs.WriteCSV(ctx, w, run)
+	if err == nil {
+		err = end()
+	}
+	if err != nil {
 		h.log.ErrorContext(ctx, "export run", "run_id", id, "rows", rows, "err", err)
 	}
 	return nil

@@ -25,7 +25,9 @@ func (h *Handler) routes(e *echo.Echo) {
 	e.Use(refuseNUL)
 	e.Use(middleware.GzipWithConfig(middleware.GzipConfig{
 		// Streams flush as they go; compressing them would hold frames back.
-		Skipper: func(c echo.Context) bool { return strings.HasSuffix(c.Request().URL.Path, "/events") },
+		Skipper: func(c echo.Context) bool {
+			return strings.HasSuffix(c.Request().URL.Path, "/events") || compressesItself[c.Path()]
+		},
 	}))
 
 	e.GET("/assets/*", echo.WrapHandler(http.StripPrefix("/assets/", cachedAssets(http.FileServerFS(assets.FS)))))

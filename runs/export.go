@@ -98,15 +98,15 @@ func deref(p *string) string {
 }
 
 // agentCells are an agent item's last four cells; a model target's are empty.
-func agentCells(a *AgentTrace) []string {
+func agentCells(a *AgentTrace) [4]string {
 	if a == nil {
-		return []string{"", "", "", ""}
+		return [4]string{}
 	}
 	turns := ""
 	if a.Turns != nil {
 		turns = strconv.Itoa(*a.Turns)
 	}
-	return []string{csvSafe(compactJSON(a.ToolCalls)), strconv.Itoa(len(a.ToolCalls)), strconv.Itoa(a.ToolErrors), turns}
+	return [4]string{csvSafe(compactJSON(a.ToolCalls)), strconv.Itoa(len(a.ToolCalls)), strconv.Itoa(a.ToolErrors), turns}
 }
 
 // violationsCell is an item's violations as a CSV cell, "" when none.

@@ -110,18 +110,57 @@ func readBatches(ctx context.Context, r exportReader, free <-chan *itemBatch, re
 }
 
 // itemBatch holds one batch of EachExportItem; its buffers are reused
-// from batch to batch.
+// from batch to batch (see export_scan.go).
 type itemBatch struct {
 	runID   int64
 	judges  map[int64]string
 	targets map[int64]exportTarget
+	tasks   *taskCache // shared by the batches of one export, read by its reader only
 
 	items      []ExportItem
 	taskIDs    []int64 // each item's run task
+	texts      []itemText
+	values     []itemValues
 	at         map[int64]int
-	tasks      map[int64]exportTask
 	scores     []ScoreView
+	scoreRows  []scoreRow
 	violations []ViolationView
+
+	text   textBuf
+	dests  itemDests
+	scored scoreRow // the score row being scanned
+}
+
+// itemText is where an item's text columns lie in its batch's text.
+type itemText struct {
+	status, response, error, costSource, judgeCostSource, failedPhase, toolCalls, reasoning span
+}
+
+// itemValues hold what an item's nullable fields point at.
+type itemValues struct {
+	timeMs, promptTokens, completionTokens int64
+	score, tokensPerS, costUSD             float64
+	turns                                  int
+	response, toolCalls, reasoning         string
+}
+
+// itemDests are the scan destinations of a row, pointed at each row's
+// fields in turn, and args, the list of them Scan takes (a list per row
+// was a third of what the reads allocated).
+type itemDests struct {
+	args                                   []any
+	task                                   int64
+	text                                   [8]spanDest
+	timeMs, promptTokens, completionTokens nullNumber[int64]
+	score, tokensPerS, costUSD             nullNumber[float64]
+	turns                                  nullNumber[int]
+}
+
+// scoreRow is one score as scanned, its text as spans.
+type scoreRow struct {
+	itemID, judge             int64
+	score                     float64
+	source, metric, reasoning span
 }
 
 // exportTarget is what an item shows of its target.
@@ -144,7 +183,7 @@ func (s *Store) newItemBatch(ctx context.Context, runID int64) (*itemBatch, erro
 	if err != nil {
 		return nil, err
 	}
-	b := (&itemBatch{runID: runID, judges: judges, targets: map[int64]exportTarget{}}).sibling()
+	b := (&itemBatch{runID: runID, judges: judges, targets: map[int64]exportTarget{}, tasks: newTaskCache()}).sibling()
 	rows, err := s.conn(ctx).Raw(`SELECT id, provider_name, model, agent IS NOT NULL, agent_name, agent_version
 		FROM run_targets WHERE run_id = ?`, runID).Rows()
 	if err != nil {
@@ -165,11 +204,15 @@ func (s *Store) newItemBatch(ctx context.Context, runID int64) (*itemBatch, erro
 	return b, nil
 }
 
-// sibling is an empty batch of the same run, with buffers of its own.
+// sibling is an empty batch of the same export, with buffers of its own.
 func (b *itemBatch) sibling() *itemBatch {
-	return &itemBatch{runID: b.runID, judges: b.judges, targets: b.targets,
-		items: make([]ExportItem, 0, itemExportBatch), at: make(map[int64]int, itemExportBatch),
-		tasks: make(map[int64]exportTask, itemExportBatch)}
+	n := &itemBatch{runID: b.runID, judges: b.judges, targets: b.targets, tasks: b.tasks,
+		items: make([]ExportItem, 0, itemExportBatch), texts: make([]itemText, 0, itemExportBatch),
+		values: make([]itemValues, 0, itemExportBatch), at: make(map[int64]int, itemExportBatch)}
+	for i := range n.dests.text {
+		n.dests.text[i].buf = &n.text
+	}
+	return n
 }
 
 // runJudgeNames maps a run's judges' ids to their names.
@@ -211,40 +254,69 @@ func (b *itemBatch) read(ctx context.Context, r exportReader, after int64) error
 
 // readItems reads the items of the batch with their targets' names.
 func (b *itemBatch) readItems(ctx context.Context, r exportReader, after int64) error {
-	b.items, b.taskIDs = b.items[:0], b.taskIDs[:0]
+	b.items, b.taskIDs, b.texts, b.values = b.items[:0], b.taskIDs[:0], b.texts[:0], b.values[:0]
+	b.text.reset()
 	clear(b.at)
 	err := r.each(ctx, exportItemSelect, []any{b.runID, after, itemExportBatch}, func(row rowScanner) error {
-		var v ExportItem
-		var task int64
-		var status, cost, judgeCost string // scanned as plain strings: pgx converts named types by reflection
-		err := row.Scan(&v.ID, &task, &v.RunTargetID, &status, &v.RepeatIndex, &v.Score,
-			&v.Response, &v.Error, &v.TimeMs, &v.PromptTokens, &v.CompletionTokens, &v.TokensPerS, &v.CostUSD,
-			&cost, &judgeCost, &v.AnswerAttempts, &v.JudgeAttempts, &v.FailedPhase, &v.UpdatedAt,
-			&v.ToolCalls, &v.AgentTurns, &v.AgentReasoning)
-		if err != nil {
+		n := len(b.items) // < itemExportBatch, the LIMIT: the slices' arrays, which rows point into, never move
+		b.items, b.texts, b.values = b.items[:n+1], b.texts[:n+1], b.values[:n+1]
+		v, t, x, d := &b.items[n], &b.texts[n], &b.values[n], &b.dests
+		*v = ExportItem{}
+		d.args = append(d.args[:0], &v.ID, &d.task, &v.RunTargetID, d.text[0].to(&t.status), &v.RepeatIndex, d.score.to(&v.Score, &x.score),
+			d.text[1].to(&t.response), d.text[2].to(&t.error), d.timeMs.to(&v.TimeMs, &x.timeMs),
+			d.promptTokens.to(&v.PromptTokens, &x.promptTokens), d.completionTokens.to(&v.CompletionTokens, &x.completionTokens),
+			d.tokensPerS.to(&v.TokensPerS, &x.tokensPerS), d.costUSD.to(&v.CostUSD, &x.costUSD),
+			d.text[3].to(&t.costSource), d.text[4].to(&t.judgeCostSource), &v.AnswerAttempts, &v.JudgeAttempts,
+			d.text[5].to(&t.failedPhase), &v.UpdatedAt, d.text[6].to(&t.toolCalls), d.turns.to(&v.AgentTurns, &x.turns),
+			d.text[7].to(&t.reasoning))
+		if err := row.Scan(d.args...); err != nil {
 			return err
 		}
-		v.Status, v.CostSource, v.JudgeCostSource = ItemStatus(status), CostSource(cost), CostSource(judgeCost)
-		t := b.targets[v.RunTargetID]
-		v.Provider, v.Model, v.AgentTarget, v.AgentName, v.AgentVersion = t.provider, t.model, t.agent, t.agentName, t.agentVersion
-		b.at[v.ID] = len(b.items)
-		b.items = append(b.items, v)
-		b.taskIDs = append(b.taskIDs, task)
+		tg := b.targets[v.RunTargetID]
+		v.Provider, v.Model, v.AgentTarget, v.AgentName, v.AgentVersion = tg.provider, tg.model, tg.agent, tg.agentName, tg.agentVersion
+		b.at[v.ID] = n
+		b.taskIDs = append(b.taskIDs, d.task)
 		return nil
 	})
 	if err != nil {
 		return fmt.Errorf("store: export run items: %w", err)
 	}
+	b.setItemText()
 	return nil
 }
 
-// readTasks reads the batch's tasks and sets each item's.
+// setItemText sets the items' text fields from the batch's text.
+func (b *itemBatch) setItemText() {
+	all := b.text.String()
+	nullable := func(s span, dst **string, val *string) {
+		if !s.null {
+			*val = s.in(all)
+			*dst = val
+		}
+	}
+	for i := range b.items {
+		v, t, x := &b.items[i], &b.texts[i], &b.values[i]
+		v.Status, v.Error, v.FailedPhase = ItemStatus(t.status.in(all)), t.error.in(all), t.failedPhase.in(all)
+		v.CostSource, v.JudgeCostSource = CostSource(t.costSource.in(all)), CostSource(t.judgeCostSource.in(all))
+		nullable(t.response, &v.Response, &x.response)
+		nullable(t.toolCalls, &v.ToolCalls, &x.toolCalls)
+		nullable(t.reasoning, &v.AgentReasoning, &x.reasoning)
+	}
+}
+
+// readTasks reads the batch's tasks that the export has not kept and sets
+// each item's.
 func (b *itemBatch) readTasks(ctx context.Context, r exportReader) error {
-	clear(b.tasks)
-	ids := slices.Clone(b.taskIDs)
-	slices.Sort(ids)
-	ids = slices.Compact(ids)
-	err := r.byIDs("id", ids, func(where string, args []any, _ func(int64) bool) error {
+	var missing []int64
+	for _, id := range b.taskIDs {
+		if _, ok := b.tasks.get(id); !ok {
+			missing = append(missing, id)
+		}
+	}
+	slices.Sort(missing)
+	missing = slices.Compact(missing)
+	b.tasks.forget()
+	err := r.byIDs("id", missing, func(where string, args []any, _ func(int64) bool) error {
 		return r.each(ctx, `SELECT id, task_key, category, subcategory, question, reference FROM run_tasks
 			WHERE run_id = ? AND `+where, append([]any{b.runID}, args...), func(row rowScanner) error {
 			var id int64
@@ -252,7 +324,7 @@ func (b *itemBatch) readTasks(ctx context.Context, r exportReader) error {
 			if err := row.Scan(&id, &t.key, &t.category, &t.subcategory, &t.question, &t.reference); err != nil {
 				return err
 			}
-			b.tasks[id] = t
+			b.tasks.add(id, t)
 			return nil
 		})
 	})
@@ -260,53 +332,110 @@ func (b *itemBatch) readTasks(ctx context.Context, r exportReader) error {
 		return fmt.Errorf("store: export tasks: %w", err)
 	}
 	for i := range b.items {
-		t := b.tasks[b.taskIDs[i]]
+		t, _ := b.tasks.get(b.taskIDs[i])
 		v := &b.items[i]
 		v.TaskID, v.Category, v.Subcategory, v.Question, v.Reference = t.key, t.category, t.subcategory, t.question, t.reference
 	}
 	return nil
 }
 
+// taskCacheBytes bounds the text of the tasks an export keeps. A run's
+// items are task × target × repeat, so the tasks of one batch come back in
+// later ones: kept, each is read once per export instead of once per target
+// and repeat (20 times over in a 50k-task, 10-model, 2-repeat run, whose
+// tasks hold 5 MB of text).
+const taskCacheBytes = 16 << 20
+
+// taskCache holds the tasks an export has read: those it keeps, up to
+// taskCacheBytes, and the current batch's others.
+type taskCache struct {
+	kept  map[int64]exportTask
+	bytes int
+	batch map[int64]exportTask
+}
+
+func newTaskCache() *taskCache {
+	return &taskCache{kept: map[int64]exportTask{}, batch: map[int64]exportTask{}}
+}
+
+func (c *taskCache) get(id int64) (exportTask, bool) {
+	if t, ok := c.kept[id]; ok {
+		return t, true
+	}
+	t, ok := c.batch[id]
+	return t, ok
+}
+
+// add keeps t while the kept tasks' text stays within taskCacheBytes, else
+// holds it for the current batch only.
+func (c *taskCache) add(id int64, t exportTask) {
+	size := len(t.key) + len(t.category) + len(t.subcategory) + len(t.question) + len(t.reference)
+	if c.bytes+size > taskCacheBytes {
+		c.batch[id] = t
+		return
+	}
+	c.kept[id] = t
+	c.bytes += size
+}
+
+// forget drops the tasks held for the last batch only.
+func (c *taskCache) forget() { clear(c.batch) }
+
 // readScores reads the batch's scores and sets each item's, with its judge
 // and reasoning as itemViewSelect defines them: the first judge's verdict
 // (its overall score row), else the checks that scored the item, named in
 // id order.
 func (b *itemBatch) readScores(ctx context.Context, r exportReader, ids []int64) error {
-	b.scores = b.scores[:0]
-	judged := map[int64]bool{}
-	var checks map[int64][]string
+	b.scoreRows = b.scoreRows[:0]
+	b.text.reset()
+	sc, d := &b.scored, &b.dests.text
 	err := r.byIDs("item_id", ids, func(where string, args []any, keep func(int64) bool) error {
 		return r.each(ctx, `SELECT item_id, COALESCE(run_judge_id, 0), source, metric, score, reasoning FROM scores
 			WHERE `+where+` ORDER BY item_id, id`, args, func(row rowScanner) error {
-			var sc ScoreView
-			var judge int64
-			var source string
-			if err := row.Scan(&sc.ItemID, &judge, &source, &sc.Metric, &sc.Score, &sc.Reasoning); err != nil {
+			mark := len(b.text.b)
+			b.dests.args = append(b.dests.args[:0], &sc.itemID, &sc.judge, d[0].to(&sc.source), d[1].to(&sc.metric), &sc.score, d[2].to(&sc.reasoning))
+			if err := row.Scan(b.dests.args...); err != nil {
 				return err
 			}
-			if !keep(sc.ItemID) {
+			if !keep(sc.itemID) {
+				b.text.b = b.text.b[:mark]
 				return nil
 			}
-			sc.Judge = source
-			if name, ok := b.judges[judge]; ok {
-				sc.Judge = name // COALESCE(j.name, sc.source)
-			}
-			v := &b.items[b.at[sc.ItemID]]
-			switch {
-			case sc.Metric == "score" && !judged[sc.ItemID]:
-				judged[sc.ItemID], v.Judge, v.Reasoning = true, sc.Judge, sc.Reasoning
-			case strings.HasPrefix(source, "check:"):
-				if checks == nil {
-					checks = map[int64][]string{}
-				}
-				checks[sc.ItemID] = append(checks[sc.ItemID], source)
-			}
-			b.scores = append(b.scores, sc)
+			b.scoreRows = append(b.scoreRows, *sc)
 			return nil
 		})
 	})
 	if err != nil {
 		return fmt.Errorf("store: export scores: %w", err)
+	}
+	b.setScores()
+	return nil
+}
+
+// setScores turns the batch's score rows into its items' scores, judge and
+// reasoning.
+func (b *itemBatch) setScores() {
+	all := b.text.String()
+	b.scores = slices.Grow(b.scores[:0], len(b.scoreRows))
+	judged := map[int64]bool{}
+	var checks map[int64][]string
+	for _, row := range b.scoreRows {
+		sc := ScoreView{ItemID: row.itemID, Judge: row.source.in(all), Metric: row.metric.in(all), Score: row.score, Reasoning: row.reasoning.in(all)}
+		source := sc.Judge
+		if name, ok := b.judges[row.judge]; ok {
+			sc.Judge = name // COALESCE(j.name, sc.source)
+		}
+		v := &b.items[b.at[sc.ItemID]]
+		switch {
+		case sc.Metric == "score" && !judged[sc.ItemID]:
+			judged[sc.ItemID], v.Judge, v.Reasoning = true, sc.Judge, sc.Reasoning
+		case strings.HasPrefix(source, "check:"):
+			if checks == nil {
+				checks = map[int64][]string{}
+			}
+			checks[sc.ItemID] = append(checks[sc.ItemID], source)
+		}
+		b.scores = append(b.scores, sc)
 	}
 	for id, sources := range checks {
 		if !judged[id] {
@@ -316,7 +445,6 @@ func (b *itemBatch) readScores(ctx context.Context, r exportReader, ids []int64)
 	forEachRun(b.scores, func(sc ScoreView) int64 { return sc.ItemID }, func(id int64, run []ScoreView) {
 		b.items[b.at[id]].Scores = run
 	})
-	return nil
 }
 
 // readGrades sets the grade and its notes of each item of the batch that has one.

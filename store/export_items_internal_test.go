@@ -1,7 +1,9 @@
 package store
 
 import (
+	"fmt"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/jackc/pgx/v5"
@@ -62,5 +64,27 @@ func TestNumbered(t *testing.T) {
 	got := numbered("SELECT a FROM t WHERE run_id = ? AND id BETWEEN ? AND ? ORDER BY id")
 	if want := "SELECT a FROM t WHERE run_id = $1 AND id BETWEEN $2 AND $3 ORDER BY id"; got != want {
 		t.Fatalf("numbered: %q, want %q", got, want)
+	}
+}
+
+// TestTaskCacheKeepsWithinBudget: the export keeps the tasks it reads until
+// their text reaches taskCacheBytes; a task past that serves its batch and
+// is read again for the next.
+func TestTaskCacheKeepsWithinBudget(t *testing.T) {
+	c := newTaskCache()
+	c.add(1, exportTask{key: "t1", question: strings.Repeat("q", taskCacheBytes-10)})
+	c.add(2, exportTask{key: "t2", question: "a question longer than the ten bytes left"})
+	c.add(3, exportTask{key: "t3"})
+	for _, id := range []int64{1, 2, 3} {
+		if got, ok := c.get(id); !ok || got.key != fmt.Sprintf("t%d", id) {
+			t.Fatalf("task %d during its batch: %+v, %v", id, got, ok)
+		}
+	}
+	c.forget()
+	_, kept1 := c.get(1)
+	_, kept2 := c.get(2)
+	_, kept3 := c.get(3)
+	if !kept1 || kept2 || !kept3 {
+		t.Errorf("kept after the batch: 1 %v, 2 %v (past the budget), 3 %v", kept1, kept2, kept3)
 	}
 }

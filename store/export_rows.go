@@ -115,11 +115,11 @@ func (r exportReader) byIDs(column string, ids []int64, fn func(where string, ar
 	if len(ids) >= 100 {
 		lo, hi := slices.Min(ids), slices.Max(ids)
 		if hi-lo < 2*int64(len(ids)) {
-			want := make(map[int64]bool, len(ids))
+			want := make([]bool, hi-lo+1)
 			for _, id := range ids {
-				want[id] = true
+				want[id-lo] = true
 			}
-			return fn(column+" BETWEEN ? AND ?", []any{lo, hi}, func(id int64) bool { return want[id] })
+			return fn(column+" BETWEEN ? AND ?", []any{lo, hi}, func(id int64) bool { return id >= lo && id <= hi && want[id-lo] })
 		}
 	}
 	in := column + " IN ?"
