@@ -45,22 +45,25 @@ func (s *Store) TaskOveralls(ctx context.Context, runID int64, weights []SourceW
 	if err := s.FillItemOveralls(ctx, runID, weights); err != nil {
 		return nil, err
 	}
-	rows, err := s.conn(ctx).Raw(`SELECT run_target_id, run_task_id, AVG(overall_sum / overall_weight) AS overall, COUNT(*) AS items
-		FROM items WHERE run_id = ? AND status = ? AND overall_weight > 0
-		GROUP BY run_target_id, run_task_id
-		ORDER BY run_target_id, run_task_id`, runID, ItemCompleted).Rows()
-	if err != nil {
-		return nil, fmt.Errorf("store: task overalls: %w", err)
-	}
-	defer rows.Close()
-	for rows.Next() {
-		var t TaskOverall
-		if err := rows.Scan(&t.RunTargetID, &t.RunTaskID, &t.Overall, &t.Items); err != nil {
-			return nil, fmt.Errorf("store: task overalls: %w", err)
+	err := s.streamedRead(ctx, func(tx *Store) error {
+		rows, err := tx.conn(ctx).Raw(`SELECT run_target_id, run_task_id, AVG(overall_sum / overall_weight) AS overall, COUNT(*) AS items
+			FROM items WHERE run_id = ? AND status = ? AND overall_weight > 0
+			GROUP BY run_target_id, run_task_id
+			ORDER BY run_target_id, run_task_id`, runID, ItemCompleted).Rows()
+		if err != nil {
+			return err
 		}
-		out = append(out, t)
-	}
-	if err := rows.Err(); err != nil {
+		defer rows.Close()
+		for rows.Next() {
+			var t TaskOverall
+			if err := rows.Scan(&t.RunTargetID, &t.RunTaskID, &t.Overall, &t.Items); err != nil {
+				return err
+			}
+			out = append(out, t)
+		}
+		return rows.Err()
+	})
+	if err != nil {
 		return nil, fmt.Errorf("store: task overalls: %w", err)
 	}
 	return out, nil
