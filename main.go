@@ -250,7 +250,8 @@ func run(args []string) error {
 	mets := metrics.New(st, log)
 	eng := engine.New(engine.Config{MaxInFlight: cfg.MaxInFlight, Lease: cfg.Lease, Egress: cfg.Egress,
 		ObserveCallFunc: mets.ObserveCall, ObserveFailureFunc: mets.ObserveFailure,
-		RunEndedFunc: func(ctx context.Context, runID int64) error { return runs.StoreEnded(ctx, st, runID) }}, st, broker, log)
+		RunEndedFunc:    func(ctx context.Context, runID int64) error { return runs.StoreEnded(ctx, st, runID) },
+		ItemWeightsFunc: runs.ItemWeights}, st, broker, log)
 	var wg sync.WaitGroup
 	engineCtx, stopEngine := context.WithCancel(context.Background())
 	defer wg.Wait()

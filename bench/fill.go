@@ -6,6 +6,7 @@ import (
 	"context"
 	"fmt"
 
+	"tribunal/runs"
 	"tribunal/store"
 )
 
@@ -14,10 +15,18 @@ import (
 // engine writes them (store.CompleteSynthetic: one item in 50 fails, the
 // rest complete with each judge's scores, violations where a style asks for
 // them, and costs from the run's prices). It reports how many items it
-// wrote; the run's status is left as it is.
+// wrote; the run's status is left as it is. Like the engine, it keeps the
+// items' overalls, here all at once from their scores.
 func FillCompleted(ctx context.Context, st *store.Store, runID int64) (int64, error) {
 	n, err := st.CompleteSynthetic(ctx, runID)
 	if err != nil {
+		return 0, fmt.Errorf("bench: fill run %d: %w", runID, err)
+	}
+	run, err := st.Run(ctx, runID)
+	if err != nil {
+		return 0, fmt.Errorf("bench: fill run %d: %w", runID, err)
+	}
+	if err := st.FillItemOveralls(ctx, runID, runs.ItemWeights(run)); err != nil {
 		return 0, fmt.Errorf("bench: fill run %d: %w", runID, err)
 	}
 	return n, nil

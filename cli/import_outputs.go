@@ -85,7 +85,8 @@ func (e *env) importOutputs(o outputsFlags) error {
 		return err
 	}
 	broker := engine.NewBroker()
-	eng := engine.New(engine.Config{PollInterval: 200 * time.Millisecond, Egress: policy}, st, broker, log)
+	eng := engine.New(engine.Config{PollInterval: 200 * time.Millisecond, Egress: policy, ItemWeightsFunc: runs.ItemWeights},
+		st, broker, log)
 	res, err := runs.New(st, eng).ImportOutputs(bg, read.Rows, opts)
 	var es importer.Errors
 	var ve *store.ValidationError

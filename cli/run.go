@@ -121,7 +121,8 @@ func (e *env) run(args []string) error {
 	}
 	broker := engine.NewBroker()
 	// A process dedicated to one run polls more often than the server's default.
-	eng := engine.New(engine.Config{MaxInFlight: max(*maxInFlight, 1), PollInterval: 200 * time.Millisecond, Egress: policy}, st, broker, log)
+	eng := engine.New(engine.Config{MaxInFlight: max(*maxInFlight, 1), PollInterval: 200 * time.Millisecond, Egress: policy,
+		ItemWeightsFunc: runs.ItemWeights}, st, broker, log)
 	if *estimate {
 		return e.estimateRun(bg, st, eng, f, *name, store.ParseTags(*tags))
 	}

@@ -151,7 +151,7 @@ func (e *Engine) benchmarkAgent(ctx context.Context, rs *runState, p *store.Prov
 	res := store.BenchmarkResult{Request: string(record), Response: final, TimeMs: time.Since(start).Milliseconds(),
 		PromptTokens: out.total.PromptTokens, CompletionTokens: out.total.CompletionTokens, TokensPerS: out.total.TokensPerSecond(),
 		CostUSD: out.cost.USD, CostSource: out.cost.Source,
-		Judged: len(rs.judges) > 0 && !rs.options.Pairwise, Agent: &out.trace}
+		Judged: len(rs.judges) > 0 && !rs.options.Pairwise, Agent: &out.trace, Weights: rs.weights}
 	if len(out.answers) > 1 {
 		b, _ := json.Marshal(out.answers)
 		list := string(b)

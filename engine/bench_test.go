@@ -13,6 +13,7 @@ import (
 	"tribunal/engine"
 	"tribunal/llm"
 	"tribunal/llm/llmtest"
+	"tribunal/runs"
 	"tribunal/store"
 	"tribunal/store/storetest"
 )
@@ -70,7 +71,8 @@ func newBenchEnvScript(b *testing.B, st *store.Store, tasks, concurrency, engine
 	runCtx, cancel := context.WithCancel(ctx)
 	var wg sync.WaitGroup
 	for range engines {
-		eng := engine.New(engine.Config{PollInterval: 50 * time.Millisecond, MaxInFlight: inFlight}, st, engine.NewBroker(), slog.New(slog.DiscardHandler))
+		eng := engine.New(engine.Config{PollInterval: 50 * time.Millisecond, MaxInFlight: inFlight, ItemWeightsFunc: runs.ItemWeights},
+			st, engine.NewBroker(), slog.New(slog.DiscardHandler))
 		env.engines = append(env.engines, eng)
 		wg.Go(func() { eng.Run(runCtx) })
 	}

@@ -191,7 +191,7 @@ func (e *Engine) benchmark(ctx context.Context, rs *runState, p *store.Provider,
 	record, _ := json.Marshal(requestRecord{Model: req.Model, Messages: req.Messages[:len(req.Messages)-1], Provider: w.Target.ProviderName, Settings: set})
 	res := store.BenchmarkResult{Request: string(record), Response: total.Text, TimeMs: total.Duration.Milliseconds(),
 		PromptTokens: total.PromptTokens, CompletionTokens: total.CompletionTokens, TokensPerS: total.TokensPerSecond(),
-		CostUSD: cost.USD, CostSource: cost.Source, Judged: len(rs.judges) > 0 && !rs.options.Pairwise}
+		CostUSD: cost.USD, CostSource: cost.Source, Judged: len(rs.judges) > 0 && !rs.options.Pairwise, Weights: rs.weights}
 	if len(turns) > 1 {
 		b, _ := json.Marshal(answers)
 		list := string(b)

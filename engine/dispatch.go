@@ -235,7 +235,7 @@ func (e *Engine) dispatchJudging(ctx context.Context, run *store.Run, rs *runSta
 			w := &work[i]
 			e.start(params.SlotKey, func() {
 				e.chain(ctx, rs, e.providerOf(pj.ProviderID), p, client, w, func(p *store.Provider, client *llm.Client, w *store.WorkItem) *store.Item {
-					return e.judge(ctx, pj, last, p, client, w)
+					return e.judge(ctx, pj, last, rs.weights, p, client, w)
 				})
 			})
 		}

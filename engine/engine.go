@@ -49,6 +49,10 @@ type Config struct {
 	// that its first view reads it instead of scanning the run. Run waits for
 	// the calls under way; they get the engine's context.
 	RunEndedFunc func(ctx context.Context, runID int64) error
+	// ItemWeightsFunc, when set, gives a run's weights (runs.ItemWeights),
+	// with which the engine keeps each item's overall as it writes its
+	// scores; without it, overalls are computed from the scores when read.
+	ItemWeightsFunc func(run *store.Run) []store.SourceWeight
 }
 
 // Engine claims items and runs them, up to each provider's concurrency.
@@ -96,6 +100,9 @@ type runState struct {
 	targets map[int64]store.RunTarget
 	judges  []panelJudge
 	options store.RunOptions
+	// weights weigh the scores written into each item's overall (see
+	// Config.ItemWeightsFunc); nil when not known.
+	weights []store.SourceWeight
 	// lanes holds the current target of each lane (store.LaneHeads); nil:
 	// read them again.
 	lanes []store.RunTarget
@@ -336,6 +343,11 @@ func (e *Engine) state(ctx context.Context, run *store.Run) (*runState, error) {
 		return nil, err
 	}
 	rs = &runState{targets: map[int64]store.RunTarget{}, options: run.Options}
+	if e.cfg.ItemWeightsFunc != nil {
+		withJudges := *run
+		withJudges.Judges = judges
+		rs.weights = e.cfg.ItemWeightsFunc(&withJudges)
+	}
 	for _, j := range judges {
 		rs.judges = append(rs.judges, newPanelJudge(ctx, j, run.Options))
 	}

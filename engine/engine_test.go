@@ -12,6 +12,7 @@ import (
 
 	"tribunal/engine"
 	"tribunal/llm/llmtest"
+	"tribunal/runs"
 	"tribunal/store"
 	"tribunal/store/storetest"
 )
@@ -32,7 +33,8 @@ func setup(t *testing.T, st *store.Store, n int, script func(llmtest.ChatRequest
 }
 
 func testConfig() engine.Config {
-	return engine.Config{PollInterval: 20 * time.Millisecond, BackoffBase: 10 * time.Millisecond, Lease: 3 * time.Second}
+	return engine.Config{PollInterval: 20 * time.Millisecond, BackoffBase: 10 * time.Millisecond, Lease: 3 * time.Second,
+		ItemWeightsFunc: runs.ItemWeights}
 }
 
 // setupWith is setup with the engine's config.

@@ -24,7 +24,8 @@ func importedProvider(tg *store.RunTarget) providerLookup {
 // just given it: checks and measures are scored and the item goes on to the
 // judges, so an imported run is judged like any other.
 func (e *Engine) scoreImported(ctx context.Context, rs *runState, p *store.Provider, w *store.WorkItem) *store.Item {
-	res := store.BenchmarkResult{Request: w.Request, Judged: len(rs.judges) > 0 && !rs.options.Pairwise, CostUSD: w.CostUSD, Imported: true}
+	res := store.BenchmarkResult{Request: w.Request, Judged: len(rs.judges) > 0 && !rs.options.Pairwise, CostUSD: w.CostUSD, Imported: true,
+		Weights: rs.weights}
 	if w.Response != nil {
 		res.Response = *w.Response
 	}

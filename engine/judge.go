@@ -127,9 +127,10 @@ func toolCalls(w *store.WorkItem) (trajectory.Calls, error) {
 // rubric.MaxOutput, so a long agent run leaves room for its answer.
 const judgeToolCallsMax = 64 << 10
 
-// judge asks a panel judge for its verdict on the item and stores it; it
+// judge asks a panel judge for its verdict on the item and stores it (its
+// scores weighed by the run's weights into the item's overall); it
 // returns the successor claimed with the verdict, if any (see chain).
-func (e *Engine) judge(ctx context.Context, pj *panelJudge, last bool, p *store.Provider, client *llm.Client, w *store.WorkItem) *store.Item {
+func (e *Engine) judge(ctx context.Context, pj *panelJudge, last bool, weights []store.SourceWeight, p *store.Provider, client *llm.Client, w *store.WorkItem) *store.Item {
 	stop := e.renewLease(ctx, &w.Item)
 	defer stop()
 	req, err := pj.judgeRequest(ctx, w)
@@ -154,7 +155,7 @@ func (e *Engine) judge(ctx context.Context, pj *panelJudge, last bool, p *store.
 		e.callFailed(ctx, w, store.PhaseJudging, fmt.Errorf("judge %s: %w", pj.Name, perr), resp.Text)
 		return nil
 	}
-	verdict := store.Verdict{Overall: v.Overall, Scores: pj.scores(v, resp.Text), Violations: pj.violations(v), Last: last}
+	verdict := store.Verdict{Overall: v.Overall, Scores: pj.scores(v, resp.Text), Violations: pj.violations(v), Last: last, Weights: weights}
 	usd, src := pj.Price.CallCost(resp.CostUSD, resp.PromptTokens, resp.CompletionTokens)
 	if usd != nil {
 		verdict.CostUSD = *usd

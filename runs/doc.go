@@ -10,8 +10,12 @@
 //	groups running now (provider,    running.go    Service.Running (one per provider
 //	  model, phase, done of total)                 lane, judges beside them)
 //	an item's overall (weights)      summary.go    ItemWeights (applied in one SQL
-//	                                               clause, store.itemOveralls, by
-//	                                               TaskOveralls and ItemOverall)
+//	                                               clause, store.itemOveralls, and
+//	                                               its Go twin store.Weigh, with
+//	                                               which the engine keeps each
+//	                                               item's overall as it writes
+//	                                               its scores; TaskOveralls reads
+//	                                               those)
 //	one item in full, its place      item.go       Service.Item
 //	an item's place in grading       grading.go    Service.GradingPlace (store.GradingPlace)
 //	a model's overall and interval   summary.go    modelScores

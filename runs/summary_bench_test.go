@@ -52,6 +52,21 @@ func BenchmarkSummarize(b *testing.B) {
 			_, err := st.TaskOveralls(ctx, run.ID, weights)
 			return err
 		}},
+		{"analyze", func() error {
+			_, err := analyze(ctx, st, run)
+			return err
+		}},
+		{"task-results", func() error {
+			return st.EachTaskResult(ctx, run.ID, func(store.TaskResult) error { return nil })
+		}},
+		{"judge-probes", func() error {
+			_, err := st.JudgeProbes(ctx, run.ID)
+			return err
+		}},
+		{"agreement", func() error {
+			_, err := agreementOf(ctx, st, run)
+			return err
+		}},
 	}
 	for _, p := range parts {
 		b.Run(p.name, func(b *testing.B) {

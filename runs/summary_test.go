@@ -49,7 +49,8 @@ func newBenchWith(t *testing.T, st *store.Store, tasks int, sparse []store.Check
 }
 
 // newBenchConfig is newBenchWith with the engine's config (its poll and
-// backoff are the bench's own).
+// backoff are the bench's own; it keeps items' overalls by ItemWeights, as
+// the server's engine does).
 func newBenchConfig(t *testing.T, st *store.Store, tasks int, sparse []store.Check, cfg engine.Config, script func(llmtest.ChatRequest) llmtest.Reply) *bench {
 	t.Helper()
 	ctx := context.Background()
@@ -75,6 +76,7 @@ func newBenchConfig(t *testing.T, st *store.Store, tasks int, sparse []store.Che
 		t.Fatal(err)
 	}
 	cfg.PollInterval, cfg.BackoffBase = 10*time.Millisecond, 10*time.Millisecond
+	cfg.ItemWeightsFunc = ItemWeights
 	eng := engine.New(cfg, st, engine.NewBroker(), nil)
 	runCtx, cancel := context.WithCancel(ctx)
 	var wg sync.WaitGroup
@@ -97,9 +99,15 @@ func (b *bench) run(t *testing.T, in store.RunInput, models ...string) *store.Ru
 	if err != nil {
 		t.Fatal(err)
 	}
+	return b.waitEnded(t, run.ID)
+}
+
+// waitEnded waits until run runID is no longer active and returns it.
+func (b *bench) waitEnded(t *testing.T, runID int64) *store.Run {
+	t.Helper()
 	deadline := time.Now().Add(30 * time.Second)
 	for {
-		got, err := b.st.Run(context.Background(), run.ID)
+		got, err := b.st.Run(context.Background(), runID)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -107,7 +115,7 @@ func (b *bench) run(t *testing.T, in store.RunInput, models ...string) *store.Ru
 			return got
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("run %d still %s", run.ID, got.Status)
+			t.Fatalf("run %d still %s", runID, got.Status)
 		}
 		time.Sleep(20 * time.Millisecond)
 	}

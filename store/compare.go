@@ -4,6 +4,8 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"slices"
+	"strings"
 )
 
 // TaskResult is one target's result on one task of a run, averaged over repeats.
@@ -42,45 +44,88 @@ func (s *Store) EachTaskResult(ctx context.Context, runID int64, fn func(TaskRes
 	if err != nil {
 		return err
 	}
-	// Group the items alone (walking the target/task index), then name the
-	// tasks. The rows are scanned by hand: GORM's reflective scan allocated
-	// several times their size.
-	rows, err := s.conn(ctx).Raw(`SELECT g.run_target_id, rt.task_key, rt.category, rt.usecase, g.items, g.scored, g.passed,
-			g.score, g.min_score, g.max_score, g.time_ms, g.tps, g.cost_usd FROM (
-			SELECT i.run_target_id, i.run_task_id, COUNT(*) AS items, COUNT(i.score) AS scored,
-				SUM(CASE WHEN i.score >= ? THEN 1 ELSE 0 END) AS passed, AVG(i.score) AS score, MIN(i.score) AS min_score,
-				MAX(i.score) AS max_score, AVG(i.time_ms) AS time_ms, AVG(i.tokens_per_s) AS tps, SUM(i.cost_usd) AS cost_usd
-			FROM items i WHERE i.run_id = ? GROUP BY i.run_target_id, i.run_task_id) g
-		JOIN run_tasks rt ON rt.id = g.run_task_id
-		ORDER BY g.run_target_id, rt.task_key`, PassThreshold(judges), runID).Rows()
+	tasks, err := s.taskNames(ctx, runID)
+	if err != nil {
+		return err
+	}
+	// One target's results at a time, put in task id order here: the
+	// database groups the items in the order of the (target, task) index and
+	// so needs no sort of its own.
+	var target []TaskResult
+	flush := func() error {
+		slices.SortFunc(target, func(a, b TaskResult) int { return strings.Compare(a.TaskKey, b.TaskKey) })
+		for _, r := range target {
+			if err := fn(r); err != nil {
+				return err
+			}
+		}
+		target = target[:0]
+		return nil
+	}
+	err = s.streamedRead(ctx, func(tx *Store) error {
+		return tx.eachTargetTaskGroup(ctx, runID, PassThreshold(judges), func(r TaskResult, taskID int64) error {
+			if len(target) > 0 && target[0].RunTargetID != r.RunTargetID {
+				if err := flush(); err != nil {
+					return err
+				}
+			}
+			name := tasks[taskID]
+			r.TaskKey, r.Category, r.UseCase = name.key, name.category, name.usecase
+			target = append(target, r)
+			return nil
+		})
+	})
+	if err != nil {
+		return err
+	}
+	return flush()
+}
+
+// streamedRead runs fn, a read of a run's items grouped in the order of an
+// index, in a transaction that, on PostgreSQL, walks that index: the
+// planner would rather sort a parallel scan's rows (spilling to disk at a
+// million items, and more than twice as slow), not knowing the index walk
+// streams the groups with no sort at all.
+func (s *Store) streamedRead(ctx context.Context, fn func(tx *Store) error) error {
+	return s.Transact(ctx, func(tx *Store) error {
+		if s.dialect == Postgres {
+			for _, set := range []string{`SET LOCAL enable_seqscan = off`, `SET LOCAL max_parallel_workers_per_gather = 0`} {
+				if err := tx.conn(ctx).Exec(set).Error; err != nil {
+					return fmt.Errorf("store: plan an index walk: %w", err)
+				}
+			}
+		}
+		return fn(tx)
+	})
+}
+
+// eachTargetTaskGroup calls fn with the run's items grouped by (target,
+// task), in (target, task row id) order, the task's names left empty. The
+// rows are scanned by hand: GORM's reflective scan allocated several times
+// their size.
+func (s *Store) eachTargetTaskGroup(ctx context.Context, runID int64, pass float64, fn func(r TaskResult, taskID int64) error) error {
+	rows, err := s.conn(ctx).Raw(`SELECT i.run_target_id, i.run_task_id, COUNT(*) AS items, COUNT(i.score) AS scored,
+			SUM(CASE WHEN i.score >= ? THEN 1 ELSE 0 END) AS passed, AVG(i.score) AS score, MIN(i.score) AS min_score,
+			MAX(i.score) AS max_score, AVG(i.time_ms) AS time_ms, AVG(i.tokens_per_s) AS tps, SUM(i.cost_usd) AS cost_usd
+		FROM items i WHERE i.run_id = ?
+		GROUP BY i.run_target_id, i.run_task_id
+		ORDER BY i.run_target_id, i.run_task_id`, pass, runID).Rows()
 	if err != nil {
 		return fmt.Errorf("store: task results: %w", err)
 	}
 	defer rows.Close()
-	// Every target repeats each task's id, category and use case: one copy
-	// of each is kept.
-	names := map[string]string{}
-	intern := func(b sql.RawBytes) string {
-		if s, ok := names[string(b)]; ok {
-			return s
-		}
-		s := string(b)
-		names[s] = s
-		return s
-	}
 	// The scan's destinations are made once, not per row; a row's numbers
 	// share one allocation.
 	var scanned TaskResult
-	var key, category, usecase sql.RawBytes
+	var taskID int64
 	var nums [6]sql.NullFloat64
-	dest := []any{&scanned.RunTargetID, &key, &category, &usecase, &scanned.Items, &scanned.Scored, &scanned.Passed,
+	dest := []any{&scanned.RunTargetID, &taskID, &scanned.Items, &scanned.Scored, &scanned.Passed,
 		&nums[0], &nums[1], &nums[2], &nums[3], &nums[4], &nums[5]}
 	for rows.Next() {
 		if err := rows.Scan(dest...); err != nil {
 			return fmt.Errorf("store: task results: %w", err)
 		}
 		r := scanned
-		r.TaskKey, r.Category, r.UseCase = intern(key), intern(category), intern(usecase)
 		vals := new([6]float64)
 		for i, p := range [...]**float64{&r.Score, &r.MinScore, &r.MaxScore, &r.TimeMs, &r.TPS, &r.CostUSD} {
 			if nums[i].Valid {
@@ -88,7 +133,7 @@ func (s *Store) EachTaskResult(ctx context.Context, runID int64, fn func(TaskRes
 				*p = &vals[i]
 			}
 		}
-		if err := fn(r); err != nil {
+		if err := fn(r, taskID); err != nil {
 			return err
 		}
 	}
@@ -96,6 +141,31 @@ func (s *Store) EachTaskResult(ctx context.Context, runID int64, fn func(TaskRes
 		return fmt.Errorf("store: task results: %w", err)
 	}
 	return nil
+}
+
+// taskName is what a task result names its task by.
+type taskName struct{ key, category, usecase string }
+
+// taskNames reads the names of each of the run's tasks, by row id.
+func (s *Store) taskNames(ctx context.Context, runID int64) (map[int64]taskName, error) {
+	rows, err := s.conn(ctx).Raw(`SELECT id, task_key, category, usecase FROM run_tasks WHERE run_id = ?`, runID).Rows()
+	if err != nil {
+		return nil, fmt.Errorf("store: task names: %w", err)
+	}
+	defer rows.Close()
+	out := map[int64]taskName{}
+	var id int64
+	var n taskName
+	for rows.Next() {
+		if err := rows.Scan(&id, &n.key, &n.category, &n.usecase); err != nil {
+			return nil, fmt.Errorf("store: task names: %w", err)
+		}
+		out[id] = n
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("store: task names: %w", err)
+	}
+	return out, nil
 }
 
 // Answer is a target's answer to a task (its first repeat).

@@ -209,8 +209,10 @@ func (s *Store) RejudgeRun(ctx context.Context, runID int64) (int64, error) {
 			return fmt.Errorf("store: rejudge: %w", err)
 		}
 		now := s.now()
+		// The items' overalls lose their judges' part: unknown until read
+		// again (FillItemOveralls), as their checks' part is in their scores.
 		res := tx.conn(ctx).Model(&Item{}).Where("id IN (?)", answered).Updates(map[string]any{"status": ItemWaitingForJudge,
-			"judge_pos": 0, "score": nil, "judge_cost_usd": 0, "judge_cost_source": "", "judge_attempts": 0, "failed_phase": "", "error": "", "failures": 0,
+			"judge_pos": 0, "score": nil, "overall_sum": nil, "overall_weight": nil, "judge_cost_usd": 0, "judge_cost_source": "", "judge_attempts": 0, "failed_phase": "", "error": "", "failures": 0,
 			"next_retry_at": nil, "updated_at": now})
 		if res.Error != nil {
 			return fmt.Errorf("store: rejudge: %w", res.Error)

@@ -27,6 +27,9 @@ type BenchmarkResult struct {
 	CostUSD          *float64
 	CostSource       CostSource
 	Scores           []Score
+	// Weights are the run's (runs.ItemWeights), which weigh Scores into the
+	// item's overall (Weigh); nil leaves the overall unknown.
+	Weights []SourceWeight
 	// Judged says judges follow; without judges the item completes now.
 	Judged bool
 	// Agent is what an agent target did for its answer; nil for a model target.
@@ -87,6 +90,8 @@ func BenchmarkCompletion(it *Item, r BenchmarkResult) *Completion {
 		"prompt_tokens": r.PromptTokens, "completion_tokens": r.CompletionTokens, "tokens_per_s": r.TokensPerS,
 		"cost_usd": r.CostUSD, "cost_source": string(r.CostSource), "error": "", "worker_id": "", "lease_until": nil, "failures": 0, "next_retry_at": nil,
 	}
+	// The answer is an item's first write of scores: its overall starts here.
+	updates["overall_sum"], updates["overall_weight"] = Weigh(r.Weights, r.Scores)
 	r.Agent.columns(updates)
 	if r.Imported {
 		for _, k := range []string{"request", "response", "time_ms", "prompt_tokens", "completion_tokens", "tokens_per_s", "cost_usd", "cost_source"} {
@@ -158,6 +163,8 @@ type Verdict struct {
 	// CostSource is where CostUSD came from; the item merges its judges'.
 	CostSource CostSource
 	Scores     []Score
+	// Weights weigh Scores into the item's overall, as BenchmarkResult's do.
+	Weights []SourceWeight
 	// Violations are what the judge listed, when its style asks.
 	Violations []Violation
 	// Last says this was the panel's last judge: the item completes.
@@ -172,6 +179,9 @@ func JudgingCompletion(it *Item, v Verdict) *Completion {
 	updates := map[string]any{"error": "", "worker_id": "", "lease_until": nil, "next_retry_at": nil, "failures": 0,
 		"judge_cost_usd": gorm.Expr("judge_cost_usd + ?", v.CostUSD),
 		"score":          gorm.Expr("(COALESCE(score, 0) * judge_pos + ?) / (judge_pos + 1)", v.Overall)}
+	// The verdict's scores add to the overall so far (NULL, unknown, stays so).
+	sum, weight := Weigh(v.Weights, v.Scores)
+	updates["overall_sum"], updates["overall_weight"] = gorm.Expr("overall_sum + ?", sum), gorm.Expr("overall_weight + ?", weight)
 	// The claimed row is this write's base (the claim guards it): the first
 	// judge's source stands alone, a later one merges into the panel's.
 	if it.JudgePos == 0 {

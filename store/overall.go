@@ -31,42 +31,115 @@ type TaskOverall struct {
 }
 
 // TaskOveralls computes every (target, task) overall of a run from its
-// score rows and the weights given; scores of (source, metric) pairs not in
-// weights are left out. Items without any such score have no overall, and
-// so have items not COMPLETED: one waiting for its judge (or for the rest of
-// a panel) has only part of its scores, e.g. a check's alone.
+// items' stored overalls (overall_sum / overall_weight), computing first
+// those not known yet from the scores and the weights given (see
+// FillItemOveralls); scores of (source, metric) pairs not in weights are
+// left out. Items without any such score have no overall, and so have items
+// not COMPLETED: one waiting for its judge (or for the rest of a panel) has
+// only part of its scores, e.g. a check's alone.
 func (s *Store) TaskOveralls(ctx context.Context, runID int64, weights []SourceWeight) ([]TaskOverall, error) {
 	out := []TaskOverall{}
 	if len(weights) == 0 {
 		return out, nil
 	}
-	cte, args, err := itemOveralls(runID, 0, weights)
-	if err != nil {
-		return nil, fmt.Errorf("store: task overalls: %w", err)
+	if err := s.FillItemOveralls(ctx, runID, weights); err != nil {
+		return nil, err
 	}
-	args = append(args, ItemCompleted)
-	q := cte + `
-		SELECT i.run_target_id, i.run_task_id, AVG(p.overall) AS overall, COUNT(*) AS items
-		FROM per_item p JOIN items i ON i.id = p.item_id
-		WHERE i.status = ?
-		GROUP BY i.run_target_id, i.run_task_id
-		ORDER BY i.run_target_id, i.run_task_id`
-	rows, err := s.conn(ctx).Raw(q, args...).Rows()
-	if err != nil {
-		return nil, fmt.Errorf("store: task overalls: %w", err)
-	}
-	defer rows.Close()
-	for rows.Next() {
-		var t TaskOverall
-		if err := rows.Scan(&t.RunTargetID, &t.RunTaskID, &t.Overall, &t.Items); err != nil {
-			return nil, fmt.Errorf("store: task overalls: %w", err)
+	err := s.streamedRead(ctx, func(tx *Store) error {
+		rows, err := tx.conn(ctx).Raw(`SELECT run_target_id, run_task_id, AVG(overall_sum / overall_weight) AS overall, COUNT(*) AS items
+			FROM items WHERE run_id = ? AND status = ? AND overall_weight > 0
+			GROUP BY run_target_id, run_task_id
+			ORDER BY run_target_id, run_task_id`, runID, ItemCompleted).Rows()
+		if err != nil {
+			return err
 		}
-		out = append(out, t)
-	}
-	if err := rows.Err(); err != nil {
+		defer rows.Close()
+		for rows.Next() {
+			var t TaskOverall
+			if err := rows.Scan(&t.RunTargetID, &t.RunTaskID, &t.Overall, &t.Items); err != nil {
+				return err
+			}
+			out = append(out, t)
+		}
+		return rows.Err()
+	})
+	if err != nil {
 		return nil, fmt.Errorf("store: task overalls: %w", err)
 	}
 	return out, nil
+}
+
+// FillItemOveralls computes, from their scores and the weights given, the
+// overall of the run's COMPLETED items whose overall is not known: items
+// of runs older than the column, bulk-filled or rejudged ones. The engine
+// keeps the rest as it writes their scores (Weigh), so this is a read of an
+// index that finds none, except once per such run.
+func (s *Store) FillItemOveralls(ctx context.Context, runID int64, weights []SourceWeight) error {
+	var unknown []int64
+	err := s.conn(ctx).Raw(`SELECT id FROM items WHERE run_id = ? AND status = ? AND overall_weight IS NULL LIMIT 1`,
+		runID, ItemCompleted).Scan(&unknown).Error
+	if err != nil {
+		return fmt.Errorf("store: fill item overalls: %w", err)
+	}
+	if len(unknown) == 0 {
+		return nil
+	}
+	cte, args, err := itemOveralls(runID, 0, weights)
+	if err != nil {
+		return fmt.Errorf("store: fill item overalls: %w", err)
+	}
+	return s.Transact(ctx, func(tx *Store) error {
+		// Items with a weighted score, then the rest (weight 0: no overall).
+		err := tx.conn(ctx).Exec(cte+` UPDATE items SET overall_sum = p.overall_sum, overall_weight = p.overall_weight
+			FROM per_item p WHERE items.id = p.item_id AND items.status = ? AND items.overall_weight IS NULL`,
+			append(args, ItemCompleted)...).Error
+		if err != nil {
+			return fmt.Errorf("store: fill item overalls: %w", err)
+		}
+		err = tx.conn(ctx).Exec(`UPDATE items SET overall_sum = 0, overall_weight = 0
+			WHERE run_id = ? AND status = ? AND overall_weight IS NULL`, runID, ItemCompleted).Error
+		if err != nil {
+			return fmt.Errorf("store: fill item overalls: %w", err)
+		}
+		return nil
+	})
+}
+
+// Weigh is an item's scores' part of its overall, as itemOveralls defines
+// it: the sum of weight × normalised score over the scores that weigh, and
+// the sum of their weights. The engine adds it to the item's overall as it
+// writes the scores; with weights nil (not known), both are nil, and the
+// item's overall is computed from its scores when read.
+func Weigh(weights []SourceWeight, scores []Score) (sum, weight *float64) {
+	if weights == nil {
+		return nil, nil
+	}
+	var s, w float64
+	for _, sc := range scores {
+		if sw, ok := weightFor(weights, sc.Source, sc.Metric); ok && sw.Weight > 0 {
+			s += sw.Weight * (sc.Score - sw.Lo) / (sw.Hi - sw.Lo)
+			w += sw.Weight
+		}
+	}
+	return &s, &w
+}
+
+// weightFor is the weight row a score matches: its (source, metric), else,
+// for a check, AnyCheck's.
+func weightFor(weights []SourceWeight, source, metric string) (SourceWeight, bool) {
+	for _, w := range weights {
+		if w.Source == source && w.Metric == metric {
+			return w, true
+		}
+	}
+	if strings.HasPrefix(source, "check:") {
+		for _, w := range weights {
+			if w.Source == AnyCheck {
+				return w, true
+			}
+		}
+	}
+	return SourceWeight{}, false
 }
 
 // ItemOverall is one item's weighted mean of normalised scores, 0–1, as
@@ -91,8 +164,9 @@ func (s *Store) ItemOverall(ctx context.Context, runID, itemID int64, weights []
 }
 
 // itemOveralls is the one definition of an item's overall: a WITH clause
-// whose per_item (item_id, overall) holds every item of the run (or the one
-// item, when itemID is not 0) that has a weighted score. The weights travel
+// whose per_item (item_id, overall_sum, overall_weight, overall) holds every
+// item of the run (or the one item, when itemID is not 0) that has a
+// weighted score; Weigh is its Go twin, for the scores the engine writes. The weights travel
 // as a VALUES list, so one statement does the work whatever the run's
 // metrics are.
 func itemOveralls(runID, itemID int64, weights []SourceWeight) (string, []any, error) {
@@ -117,7 +191,8 @@ func itemOveralls(runID, itemID int64, weights []SourceWeight) (string, []any, e
 			LEFT JOIN w wc ON wc.source = '` + AnyCheck + `' AND sc.source LIKE 'check:%'
 			WHERE sc.run_id = ? AND (? = 0 OR sc.item_id = ?)),
 		per_item AS (
-			SELECT item_id, SUM(weight * (score - lo) / (hi - lo)) / SUM(weight) AS overall
+			SELECT item_id, SUM(weight * (score - lo) / (hi - lo)) AS overall_sum, SUM(weight) AS overall_weight,
+				SUM(weight * (score - lo) / (hi - lo)) / SUM(weight) AS overall
 			FROM matched WHERE weight > 0
 			GROUP BY item_id)`, args, nil
 }

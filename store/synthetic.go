@@ -181,7 +181,8 @@ func (s *Store) updateSynthetic(ctx context.Context, runID int64, judges []RunJu
 		judge_cost_source = CASE WHEN ` + failed + ` THEN '' ELSE ? END,
 		judge_pos = ?, attempts = attempts + ?, answer_attempts = 1,
 		judge_attempts = CASE WHEN ` + failed + ` THEN 0 ELSE ? END,
-		worker_id = '', lease_until = NULL, next_retry_at = NULL, last_attempt_at = ?, updated_at = ?
+		worker_id = '', lease_until = NULL, next_retry_at = NULL, last_attempt_at = ?, updated_at = ?,
+		overall_sum = NULL, overall_weight = NULL
 		WHERE ` + syntheticPending(false)
 	now := s.now()
 	res := s.conn(ctx).Exec(q, `{"messages":[],"settings":{}}`, judgeCost, string(judgeSource),

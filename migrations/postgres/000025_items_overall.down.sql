@@ -1,0 +1,2 @@
+DROP INDEX idx_items_overall_unknown;
+ALTER TABLE items DROP COLUMN overall_sum, DROP COLUMN overall_weight;

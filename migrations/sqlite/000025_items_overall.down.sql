@@ -1,0 +1,3 @@
+DROP INDEX idx_items_overall_unknown;
+ALTER TABLE items DROP COLUMN overall_weight;
+ALTER TABLE items DROP COLUMN overall_sum;
