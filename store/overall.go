@@ -88,21 +88,18 @@ func (s *Store) FillItemOveralls(ctx context.Context, runID int64, weights []Sou
 	if err != nil {
 		return fmt.Errorf("store: fill item overalls: %w", err)
 	}
-	return s.Transact(ctx, func(tx *Store) error {
-		// Items with a weighted score, then the rest (weight 0: no overall).
-		err := tx.conn(ctx).Exec(cte+` UPDATE items SET overall_sum = p.overall_sum, overall_weight = p.overall_weight
-			FROM per_item p WHERE items.id = p.item_id AND items.status = ? AND items.overall_weight IS NULL`,
-			append(args, ItemCompleted)...).Error
-		if err != nil {
-			return fmt.Errorf("store: fill item overalls: %w", err)
-		}
-		err = tx.conn(ctx).Exec(`UPDATE items SET overall_sum = 0, overall_weight = 0
-			WHERE run_id = ? AND status = ? AND overall_weight IS NULL`, runID, ItemCompleted).Error
-		if err != nil {
-			return fmt.Errorf("store: fill item overalls: %w", err)
-		}
-		return nil
-	})
+	// One statement, so one snapshot: an item that completes while it runs
+	// is not taken for one without a weighted score (its scores unseen).
+	err = s.conn(ctx).Exec(cte+` UPDATE items SET overall_sum = q.overall_sum, overall_weight = q.overall_weight
+		FROM (SELECT i.id, COALESCE(p.overall_sum, 0) AS overall_sum, COALESCE(p.overall_weight, 0) AS overall_weight
+			FROM items i LEFT JOIN per_item p ON p.item_id = i.id
+			WHERE i.run_id = ? AND i.status = ? AND i.overall_weight IS NULL) q
+		WHERE items.id = q.id AND items.status = ? AND items.overall_weight IS NULL`,
+		append(args, runID, ItemCompleted, ItemCompleted)...).Error
+	if err != nil {
+		return fmt.Errorf("store: fill item overalls: %w", err)
+	}
+	return nil
 }
 
 // Weigh is an item's scores' part of its overall, as itemOveralls defines
