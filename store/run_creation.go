@@ -57,7 +57,10 @@ func (s *Store) createRun(ctx context.Context, fill *itemFill, build func(tx *St
 			if err := build(tx); err != nil || !fill.pending() {
 				return err
 			}
-			return tx.createItems(ctx, *fill)
+			if err := tx.createItems(ctx, *fill); err != nil {
+				return err
+			}
+			return tx.fillPartDone(0)
 		})
 		return fill.runID, err
 	}
@@ -144,10 +147,7 @@ func (s *Store) fillItems(ctx context.Context, fill itemFill) error {
 				if err := tx.insertItemRange(ctx, fill, lo, hi); err != nil {
 					return err
 				}
-				if s.fillPartDoneFunc != nil {
-					return s.fillPartDoneFunc(int(p))
-				}
-				return nil
+				return tx.fillPartDone(int(p))
 			})
 		})
 	}
@@ -155,6 +155,14 @@ func (s *Store) fillItems(ctx context.Context, fill itemFill) error {
 		return fmt.Errorf("store: fill run %d's items: %w", fill.runID, err)
 	}
 	return nil
+}
+
+// fillPartDone runs the tests' fillPartDoneFunc, if any.
+func (s *Store) fillPartDone(part int) error {
+	if s.fillPartDoneFunc == nil {
+		return nil
+	}
+	return s.fillPartDoneFunc(part)
 }
 
 // inTransaction reports whether s works within a transaction (Transact's).

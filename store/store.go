@@ -127,7 +127,8 @@ type Store struct {
 	// prepared are SQLite statements prepared once (see stmtCache).
 	prepared *stmtCache
 	// fillPartDoneFunc, when set (tests), runs at the end of each part of
-	// a run's item fill, in its transaction; an error fails the part.
+	// a run's item fill, in its transaction (SQLite: one part, the whole
+	// creation's); an error fails the part.
 	fillPartDoneFunc func(part int) error
 }
 
