@@ -43,28 +43,35 @@ const itemFillParts = 4
 // returns the run's id.
 //
 // On SQLite, and within a caller's transaction (an imported run, which
-// makes its items itself), everything is one transaction. On PostgreSQL a million items
-// take one backend many seconds, so the run commits hidden (deleted_at set:
-// no list, lookup or claim sees it) and several connections fill its items
-// at once, each its own block of reserved ids; one statement then shows the
-// run. The run-start lock is held throughout: run starts wait as they did
-// for the one transaction, and the purge of deleted runs waits too, so a
-// creation that fails or dies midway (its connection, and the lock, gone)
-// leaves a hidden run the purge then removes.
+// makes its items itself), everything is one transaction. On PostgreSQL a
+// million items take one backend many seconds, so the run commits hidden
+// and several connections fill its items at once (createThenFill).
 func (s *Store) createRun(ctx context.Context, fill *itemFill, build func(tx *Store) error) (int64, error) {
-	if s.dialect != Postgres || s.inTransaction() {
-		err := s.Transact(ctx, func(tx *Store) error {
-			if err := build(tx); err != nil || !fill.pending() {
-				return err
-			}
-			if err := tx.createItems(ctx, *fill); err != nil {
-				return err
-			}
-			return tx.fillPartDone(0)
-		})
+	if s.dialect == Postgres && !s.inTransaction() {
+		err := s.createThenFill(ctx, fill, build)
 		return fill.runID, err
 	}
-	err := s.conn(ctx).Connection(func(c *gorm.DB) error {
+	err := s.Transact(ctx, func(tx *Store) error {
+		if err := build(tx); err != nil || !fill.pending() {
+			return err
+		}
+		if err := tx.createItems(ctx, *fill); err != nil {
+			return err
+		}
+		return tx.fillPartDone(0)
+	})
+	return fill.runID, err
+}
+
+// createThenFill commits the new run hidden (deleted_at set: no list,
+// lookup or claim sees it), fills its items from several connections at
+// once, each part its own block of reserved ids, then shows the run in one
+// statement. The run-start lock is held throughout, on one connection: run
+// starts wait as they did for the one transaction, and the purge of deleted
+// runs waits too, so a creation that fails or dies midway (its connection,
+// and the lock, gone) leaves a hidden run the purge then removes.
+func (s *Store) createThenFill(ctx context.Context, fill *itemFill, build func(tx *Store) error) error {
+	return s.conn(ctx).Connection(func(c *gorm.DB) error {
 		pinned := s.on(c)
 		if err := c.Exec("SELECT pg_advisory_lock(?)", runStartLock).Error; err != nil {
 			return fmt.Errorf("store: lock run starts: %w", err)
@@ -84,7 +91,6 @@ func (s *Store) createRun(ctx context.Context, fill *itemFill, build func(tx *St
 		}
 		return pinned.showFilled(ctx, fill.runID)
 	})
-	return fill.runID, err
 }
 
 // unlockRunStarts releases the run-start lock even when ctx has ended, so
