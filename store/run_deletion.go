@@ -36,8 +36,31 @@ const purgeBatch = 1000
 
 // PurgeDeletedRuns deletes one batch of the rows of a run marked deleted
 // and reports whether any such run was left; the caller repeats it,
-// pausing between batches so other requests get the connection.
+// pausing between batches so other requests get the connection. On
+// PostgreSQL it waits while a run is being created: a run whose items are
+// being filled is hidden like a deleted one (see createRun).
 func (s *Store) PurgeDeletedRuns(ctx context.Context) (bool, error) {
+	if s.dialect != Postgres {
+		return s.purgeNext(ctx)
+	}
+	var more bool
+	err := s.Transact(ctx, func(tx *Store) error {
+		var free bool
+		if err := tx.conn(ctx).Raw("SELECT pg_try_advisory_xact_lock(?)", runStartLock).Scan(&free).Error; err != nil {
+			return fmt.Errorf("store: lock run starts: %w", err)
+		}
+		if !free {
+			return nil // the next tick tries again
+		}
+		var err error
+		more, err = tx.purgeNext(ctx)
+		return err
+	})
+	return more, err
+}
+
+// purgeNext deletes one batch of a deleted run's rows.
+func (s *Store) purgeNext(ctx context.Context) (bool, error) {
 	var ids []int64
 	if err := s.conn(ctx).Unscoped().Model(&Run{}).Where("deleted_at IS NOT NULL").Order("id").Limit(1).Pluck("id", &ids).Error; err != nil {
 		return false, fmt.Errorf("store: deleted runs: %w", err)

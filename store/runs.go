@@ -23,8 +23,8 @@ func (s *Store) CreateRun(ctx context.Context, in RunInput) (*Run, error) {
 	if in.Judge == nil && len(in.JudgeIDs) == 0 && !in.checksOnly() {
 		return nil, invalid("judge.provider_id", "is required: pick a judge or a panel (judge_ids), or set metrics to reference checks only")
 	}
-	var runID int64
-	err := s.Transact(ctx, func(tx *Store) error {
+	var fill itemFill
+	runID, err := s.createRun(ctx, &fill, func(tx *Store) error {
 		if err := tx.checkActiveLimit(ctx, 0); err != nil {
 			return err
 		}
@@ -83,7 +83,7 @@ func (s *Store) CreateRun(ctx context.Context, in RunInput) (*Run, error) {
 		if err := tx.conn(ctx).Omit("Targets", "Judges", "Collections").Create(&run).Error; err != nil {
 			return fmt.Errorf("store: create run: %w", err)
 		}
-		runID = run.ID
+		fill.runID = run.ID
 		if run.Name == "" {
 			if err := tx.conn(ctx).Model(&Run{}).Where("id = ?", run.ID).Update("name", fmt.Sprintf("Run %d", run.ID)).Error; err != nil {
 				return fmt.Errorf("store: name run: %w", err)
@@ -116,7 +116,8 @@ func (s *Store) CreateRun(ctx context.Context, in RunInput) (*Run, error) {
 		if in.imported != nil {
 			return tx.createImportedItems(ctx, run.ID, in.imported, now)
 		}
-		return tx.createItems(ctx, run.ID, in.Repeats, now)
+		fill.repeats, fill.now = in.Repeats, now
+		return nil
 	})
 	if err != nil {
 		return nil, err
@@ -289,7 +290,7 @@ func checkRunMetrics(metrics []string, judges []RunJudge) error {
 func (s *Store) checkActiveLimit(ctx context.Context, except int64) error {
 	if s.dialect == Postgres {
 		// Serialises run starts across processes so the check holds.
-		if err := s.conn(ctx).Exec("SELECT pg_advisory_xact_lock(7271001)").Error; err != nil {
+		if err := s.conn(ctx).Exec("SELECT pg_advisory_xact_lock(?)", runStartLock).Error; err != nil {
 			return fmt.Errorf("store: lock active runs: %w", err)
 		}
 	}
@@ -444,8 +445,8 @@ func (s *Store) SetRunPhase(ctx context.Context, id int64, phase Phase) error {
 // judges and options, so it repeats the earlier run exactly even after the
 // tasks, providers or judges have been edited since.
 func (s *Store) RerunRun(ctx context.Context, sourceID int64, triggeredBy, snapshot string) (*Run, error) {
-	var runID int64
-	err := s.Transact(ctx, func(tx *Store) error {
+	var fill itemFill
+	runID, err := s.createRun(ctx, &fill, func(tx *Store) error {
 		src, err := tx.Run(ctx, sourceID)
 		if err != nil {
 			return err
@@ -470,7 +471,7 @@ func (s *Store) RerunRun(ctx context.Context, sourceID int64, triggeredBy, snaps
 		if err := tx.conn(ctx).Omit("Targets", "Judges", "Collections").Create(&run).Error; err != nil {
 			return fmt.Errorf("store: rerun: %w", err)
 		}
-		runID = run.ID
+		fill.runID = run.ID
 		for _, c := range src.Collections {
 			if err := tx.conn(ctx).Create(&RunCollection{RunID: run.ID, CollectionID: c.CollectionID, CollectionName: c.CollectionName}).Error; err != nil {
 				return fmt.Errorf("store: rerun collections: %w", err)
@@ -504,7 +505,8 @@ func (s *Store) RerunRun(ctx context.Context, sourceID int64, triggeredBy, snaps
 		if err != nil {
 			return fmt.Errorf("store: rerun tasks: %w", err)
 		}
-		return tx.createItems(ctx, run.ID, run.Repeats, now)
+		fill.repeats, fill.now = run.Repeats, now
+		return nil
 	})
 	if err != nil {
 		return nil, err

@@ -126,6 +126,10 @@ type Store struct {
 	dsn              string
 	// prepared are SQLite statements prepared once (see stmtCache).
 	prepared *stmtCache
+	// fillPartDoneFunc, when set (tests), runs at the end of each part of
+	// a run's item fill, in its transaction (SQLite: one part, the whole
+	// creation's); an error fails the part.
+	fillPartDoneFunc func(part int) error
 }
 
 // Open connects, runs the embedded migrations and checks the master key.
@@ -307,9 +311,15 @@ func (s *Store) PoolStats() sql.DBStats {
 // Transact runs fn in one transaction: all its writes land, or none.
 func (s *Store) Transact(ctx context.Context, fn func(tx *Store) error) error {
 	return s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-		return fn(&Store{db: tx, dialect: s.dialect, box: s.box, egress: s.egress, now: s.now, maxActive: s.maxActive, maxItems: s.maxItems,
-			allowMCPCommands: s.allowMCPCommands, dsn: s.dsn, prepared: s.prepared})
+		return fn(s.on(tx))
 	})
+}
+
+// on is the store working through db: a transaction or one connection.
+func (s *Store) on(db *gorm.DB) *Store {
+	c := *s
+	c.db = db
+	return &c
 }
 
 func (s *Store) conn(ctx context.Context) *gorm.DB { return s.db.WithContext(ctx) }

@@ -1,0 +1,204 @@
+package store_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"testing"
+	"time"
+
+	"tribunal/store"
+	"tribunal/store/storetest"
+)
+
+// creationInput is a run of 3 tasks × 2 targets × 2 repeats (12 items)
+// over a new provider and collection.
+func creationInput(t *testing.T, st *store.Store) store.RunInput {
+	t.Helper()
+	ctx := context.Background()
+	p, err := st.CreateProvider(ctx, store.ProviderInput{Name: "p", BaseURL: "http://127.0.0.1:9"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var refs []store.TaskRef
+	for _, key := range []string{"t-b", "t-a", "t-c"} {
+		tk, err := st.CreateTask(ctx, store.TaskInput{TaskKey: key, Category: "c", Question: "q " + key})
+		if err != nil {
+			t.Fatal(err)
+		}
+		refs = append(refs, store.TaskRef{ID: tk.ID})
+	}
+	col, err := st.CreateCollection(ctx, store.CollectionInput{Name: "c", TaskIDs: &refs})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return store.RunInput{Judge: &store.ModelRef{ProviderID: p.ID, Model: "j"}, CollectionIDs: []int64{col.ID},
+		Targets: []store.ModelRef{{ProviderID: p.ID, Model: "zeta"}, {ProviderID: p.ID, Model: "alpha"}}, Repeats: 2}
+}
+
+// creationOrder is creationInput's items by id, as itemOrder lists them.
+func creationOrder() []string {
+	var want []string
+	for r := 1; r <= 2; r++ {
+		for _, model := range []string{"zeta", "alpha"} {
+			for _, key := range []string{"t-a", "t-b", "t-c"} {
+				want = append(want, fmt.Sprintf("%d %s %s NEW", r, model, key))
+			}
+		}
+	}
+	return want
+}
+
+// rowCount counts a table's rows, deleted runs' included.
+func rowCount(t *testing.T, st *store.Store, table string) int {
+	t.Helper()
+	var n int
+	if err := storetest.DB(t, st).QueryRow("SELECT count(*) FROM " + table).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+// purgeAll runs the purge of deleted runs until it reports none left.
+func purgeAll(t *testing.T, st *store.Store) {
+	t.Helper()
+	for batches := 0; ; batches++ {
+		more, err := st.PurgeDeletedRuns(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !more {
+			return
+		}
+		if batches > 20 {
+			t.Fatal("the purge does not end")
+		}
+	}
+}
+
+// TestCreateRunFailingMidway: a creation that fails while its items are
+// being made (on PostgreSQL, after some parts of the fill committed) leaves
+// no run anyone sees or claims from, the purge removes what it wrote, and
+// the next creation succeeds.
+func TestCreateRunFailingMidway(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, st *store.Store) {
+		ctx := context.Background()
+		in := creationInput(t, st)
+		killed := errors.New("killed midway")
+		st.SetFillPartDone(func(part int) error {
+			if part == 0 {
+				return killed
+			}
+			return nil
+		})
+		if _, err := st.CreateRun(ctx, in); !errors.Is(err, killed) {
+			t.Fatalf("creation failing midway: %v", err)
+		}
+		if page, err := st.Runs(ctx, store.RunFilter{}); err != nil || page.Total != 0 {
+			t.Fatalf("runs list %+v, %v; want none", page.Items, err)
+		}
+		if active, err := st.ActiveRuns(ctx); err != nil || len(active) != 0 {
+			t.Fatalf("active runs %+v, %v; want none", active, err)
+		}
+		if st.Dialect() == store.Postgres && rowCount(t, st, "items") == 0 {
+			t.Fatal("no part of the fill committed: the test fails no creation midway")
+		}
+		storetest.Exec(t, st, "UPDATE runs SET status = 'RUNNING'")
+		claimNone(t, st)
+		purgeAll(t, st)
+		for _, table := range []string{"runs", "items", "run_tasks", "run_targets"} {
+			if n := rowCount(t, st, table); n != 0 {
+				t.Errorf("%d rows of %s left after the purge", n, table)
+			}
+		}
+		st.SetFillPartDone(nil)
+		run, err := st.CreateRun(ctx, in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := itemOrder(t, st, run.ID); !slices.Equal(got, creationOrder()) {
+			t.Errorf("items by id:\n got %q\nwant %q", got, creationOrder())
+		}
+	})
+}
+
+// claimNone fails unless claiming from every run's items finds nothing.
+func claimNone(t *testing.T, st *store.Store) {
+	t.Helper()
+	rows, err := storetest.DB(t, st).Query("SELECT id FROM runs")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ids []int64
+	for rows.Next() {
+		var id int64
+		if err := rows.Scan(&id); err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, id)
+	}
+	if err := rows.Close(); err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range ids {
+		items, err := st.ClaimItems(context.Background(), store.ClaimParams{RunID: id, From: store.ItemNew, To: store.ItemInProgress,
+			WorkerID: "w", Lease: time.Minute, Limit: 100})
+		if err != nil || len(items) != 0 {
+			t.Fatalf("claimed %d items of run %d, hidden, %v", len(items), id, err)
+		}
+	}
+}
+
+// TestCreateRunHiddenWhileFilling: on PostgreSQL, while a run's items are
+// being filled, the run is in no list and none of its items is claimed,
+// even RUNNING; the purge of deleted runs leaves it alone; once filled it
+// shows with every item in order.
+func TestCreateRunHiddenWhileFilling(t *testing.T) {
+	st := storetest.Postgres(t)
+	ctx := context.Background()
+	in := creationInput(t, st)
+	filling, release := make(chan struct{}), make(chan struct{})
+	st.SetFillPartDone(func(part int) error {
+		if part == 0 {
+			close(filling)
+			<-release
+		}
+		return nil
+	})
+	type result struct {
+		run *store.Run
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		run, err := st.CreateRun(ctx, in)
+		done <- result{run, err}
+	}()
+	<-filling
+	if page, err := st.Runs(ctx, store.RunFilter{}); err != nil || page.Total != 0 {
+		t.Errorf("runs list while filling %+v, %v; want none", page.Items, err)
+	}
+	if active, err := st.ActiveRuns(ctx); err != nil || len(active) != 0 {
+		t.Errorf("active runs while filling %+v, %v; want none", active, err)
+	}
+	storetest.Exec(t, st, "UPDATE runs SET status = 'RUNNING'")
+	claimNone(t, st)
+	if more, err := st.PurgeDeletedRuns(ctx); err != nil || more {
+		t.Errorf("the purge while filling: more %v, %v; want it to wait", more, err)
+	}
+	if n := rowCount(t, st, "runs"); n != 1 {
+		t.Errorf("%d runs while filling, want the hidden one", n)
+	}
+	close(release)
+	r := <-done
+	if r.err != nil {
+		t.Fatal(r.err)
+	}
+	if page, err := st.Runs(ctx, store.RunFilter{}); err != nil || page.Total != 1 || page.Items[0].ID != r.run.ID {
+		t.Fatalf("runs list once filled %+v, %v; want run %d", page.Items, err, r.run.ID)
+	}
+	if got := itemOrder(t, st, r.run.ID); !slices.Equal(got, creationOrder()) {
+		t.Errorf("items by id:\n got %q\nwant %q", got, creationOrder())
+	}
+}
