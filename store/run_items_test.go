@@ -17,35 +17,11 @@ import (
 func TestCreateRunItemOrder(t *testing.T) {
 	storetest.EachWith(t, store.Config{MaxActiveRuns: 2}, func(t *testing.T, st *store.Store) {
 		ctx := context.Background()
-		p, err := st.CreateProvider(ctx, store.ProviderInput{Name: "p", BaseURL: "http://127.0.0.1:9"})
+		run, err := st.CreateRun(ctx, creationInput(t, st))
 		if err != nil {
 			t.Fatal(err)
 		}
-		var refs []store.TaskRef
-		for _, key := range []string{"t-b", "t-a", "t-c"} {
-			tk, err := st.CreateTask(ctx, store.TaskInput{TaskKey: key, Category: "c", Question: "q " + key})
-			if err != nil {
-				t.Fatal(err)
-			}
-			refs = append(refs, store.TaskRef{ID: tk.ID})
-		}
-		col, err := st.CreateCollection(ctx, store.CollectionInput{Name: "c", TaskIDs: &refs})
-		if err != nil {
-			t.Fatal(err)
-		}
-		run, err := st.CreateRun(ctx, store.RunInput{Judge: &store.ModelRef{ProviderID: p.ID, Model: "j"}, CollectionIDs: []int64{col.ID},
-			Targets: []store.ModelRef{{ProviderID: p.ID, Model: "zeta"}, {ProviderID: p.ID, Model: "alpha"}}, Repeats: 2})
-		if err != nil {
-			t.Fatal(err)
-		}
-		var want []string
-		for r := 1; r <= 2; r++ {
-			for _, model := range []string{"zeta", "alpha"} {
-				for _, key := range []string{"t-a", "t-b", "t-c"} { // frozen by task key
-					want = append(want, fmt.Sprintf("%d %s %s NEW", r, model, key))
-				}
-			}
-		}
+		want := creationOrder()
 		if got := itemOrder(t, st, run.ID); !slices.Equal(got, want) {
 			t.Errorf("items by id:\n got %q\nwant %q", got, want)
 		}
