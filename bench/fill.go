@@ -18,15 +18,12 @@ import (
 // wrote; the run's status is left as it is. Like the engine, it keeps the
 // items' overalls, here all at once from their scores.
 func FillCompleted(ctx context.Context, st *store.Store, runID int64) (int64, error) {
-	n, err := st.CompleteSynthetic(ctx, runID)
-	if err != nil {
-		return 0, fmt.Errorf("bench: fill run %d: %w", runID, err)
-	}
 	run, err := st.Run(ctx, runID)
 	if err != nil {
 		return 0, fmt.Errorf("bench: fill run %d: %w", runID, err)
 	}
-	if err := st.FillItemOveralls(ctx, runID, runs.ItemWeights(run)); err != nil {
+	n, err := st.CompleteSynthetic(ctx, runID, runs.ItemWeights(run))
+	if err != nil {
 		return 0, fmt.Errorf("bench: fill run %d: %w", runID, err)
 	}
 	return n, nil

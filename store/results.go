@@ -92,68 +92,28 @@ const itemViewSelect = `i.id, rt.task_key, rt.category, rt.subcategory, rt.quest
 
 // itemFilterQuery is the filter on items alone (no joins), so counting and
 // skipping ahead stay index-only however large the run. A model filter is
-// resolved to its target ids first, so the planner can walk a target's index.
+// resolved to its target ids first, which stand for the run (a target is
+// one run's): the planner then walks the target's (target, id) index alone
+// for the model's items in id order, where with the run's id beside it, the
+// index cannot answer, and at a million items PostgreSQL would rather sort
+// a scan of the table than fetch each row to check it.
 func (s *Store) itemFilterQuery(ctx context.Context, runID int64, f ItemFilter) (*gorm.DB, error) {
-	q, _, err := s.itemFilterTargets(ctx, runID, f)
-	return q, err
-}
-
-// itemsInOrder is itemFilterQuery in id order, descending when desc, for
-// walks of the index. A model of one target is walked on that target's
-// index, which both planners would pass over for the primary key (or the
-// run's id index), taking the target's items to be spread evenly, and then
-// skip the other targets' blocks, hundreds of thousands of rows in a big
-// run: SQLite takes the target's index for the equality (itemFilterTargets),
-// PostgreSQL for an order by the target too (a constant, so the same
-// order), which the primary key cannot give.
-func (s *Store) itemsInOrder(ctx context.Context, runID int64, f ItemFilter, desc bool) (*gorm.DB, error) {
-	q, targets, err := s.itemFilterTargets(ctx, runID, f)
-	if err != nil {
-		return nil, err
-	}
-	dir := ""
-	if desc {
-		dir = " DESC"
-	}
-	if targets == 1 && s.dialect == Postgres {
-		return q.Order("i.run_target_id" + dir + ", i.id" + dir), nil
-	}
-	return q.Order("i.id" + dir), nil
-}
-
-// itemsByID is itemFilterQuery in id order, descending when desc, for
-// skipping many rows: there the target's order would have PostgreSQL sort
-// the target's items, where walking the primary key reads them in order.
-func (s *Store) itemsByID(ctx context.Context, runID int64, f ItemFilter, desc bool) (*gorm.DB, error) {
-	q, err := s.itemFilterQuery(ctx, runID, f)
-	if err != nil {
-		return nil, err
-	}
-	if desc {
-		return q.Order("i.id DESC"), nil
-	}
-	return q.Order("i.id"), nil
-}
-
-// itemFilterTargets is itemFilterQuery and how many targets a model
-// filter resolved to (0 without one).
-func (s *Store) itemFilterTargets(ctx context.Context, runID int64, f ItemFilter) (*gorm.DB, int, error) {
-	q := s.conn(ctx).Table("items i").Where("i.run_id = ?", runID)
-	n := 0
-	if f.Status != "" {
-		q = q.Where("i.status = ?", f.Status)
-	}
-	if f.Model != "" {
+	q := s.conn(ctx).Table("items i")
+	if f.Model == "" {
+		q = q.Where("i.run_id = ?", runID)
+	} else {
 		var targets []int64
 		if err := s.conn(ctx).Model(&RunTarget{}).Where("run_id = ? AND model = ?", runID, f.Model).Pluck("id", &targets).Error; err != nil {
-			return nil, 0, fmt.Errorf("store: filter items by model: %w", err)
+			return nil, fmt.Errorf("store: filter items by model: %w", err)
 		}
-		n = len(targets)
-		if n == 1 && s.dialect != Postgres {
-			q = q.Where("i.run_target_id = ?", targets[0]) // see itemsInOrder
+		if len(targets) == 1 {
+			q = q.Where("i.run_target_id = ?", targets[0])
 		} else {
 			q = q.Where("i.run_target_id IN ?", append(targets, 0)) // 0: no target, so an unknown model matches nothing
 		}
+	}
+	if f.Status != "" {
+		q = q.Where("i.status = ?", f.Status)
 	}
 	if f.Phase != "" || f.Reason != "" {
 		// A failure group's items are FAILED (a retry clears failed_phase);
@@ -171,7 +131,19 @@ func (s *Store) itemFilterTargets(ctx context.Context, runID int64, f ItemFilter
 		// not probed once per item of the run.
 		q = q.Where("i.id IN (SELECT v.item_id FROM violations v WHERE v.run_id = ? AND v.category = ?)", runID, f.Violation)
 	}
-	return q, n, nil
+	return q, nil
+}
+
+// itemsInOrder is itemFilterQuery in id order, descending when desc.
+func (s *Store) itemsInOrder(ctx context.Context, runID int64, f ItemFilter, desc bool) (*gorm.DB, error) {
+	q, err := s.itemFilterQuery(ctx, runID, f)
+	if err != nil {
+		return nil, err
+	}
+	if desc {
+		return q.Order("i.id DESC"), nil
+	}
+	return q.Order("i.id"), nil
 }
 
 func itemViews(q *gorm.DB) *gorm.DB {
@@ -229,9 +201,6 @@ func (s *Store) RunItems(ctx context.Context, runID int64, f ItemFilter) (Page[I
 		from = id
 	}
 	q, err := s.itemsInOrder(ctx, runID, f, fromEnd)
-	if skip > 0 {
-		q, err = s.itemsByID(ctx, runID, f, fromEnd)
-	}
 	if err != nil {
 		return out, err
 	}
@@ -278,7 +247,7 @@ func (s *Store) denseItemID(ctx context.Context, runID, total, n int64) (int64, 
 // seekItems walks the filtered items' index past skip of them and returns
 // the next id; 0 past the end.
 func (s *Store) seekItems(ctx context.Context, runID int64, f ItemFilter, skip int) (int64, error) {
-	q, err := s.itemsByID(ctx, runID, f, false)
+	q, err := s.itemsInOrder(ctx, runID, f, false)
 	if err != nil {
 		return 0, err
 	}

@@ -25,9 +25,10 @@ const (
 // row per metric, the overall, violations when the style asks) and the
 // item's score, the mean of the panel's overalls. One item in 50 fails in
 // the benchmarking phase instead. It exists for benchmarks of big runs
-// (package bench) and reports the items it wrote. The run's status is left
-// as it is.
-func (s *Store) CompleteSynthetic(ctx context.Context, runID int64) (int64, error) {
+// (package bench) and reports the items it wrote. Like the engine, it keeps
+// the items' overalls, weighed by weights (the run's, runs.ItemWeights),
+// here all at once from their scores. The run's status is left as it is.
+func (s *Store) CompleteSynthetic(ctx context.Context, runID int64, weights []SourceWeight) (int64, error) {
 	judges, err := s.RunJudges(ctx, runID)
 	if err != nil {
 		return 0, err
@@ -45,24 +46,28 @@ func (s *Store) CompleteSynthetic(ctx context.Context, runID int64) (int64, erro
 	if err != nil {
 		return 0, fmt.Errorf("store: complete run %d synthetically: %w", runID, err)
 	}
-	if err := s.analyzeAfterFill(ctx); err != nil {
+	if err := s.FillItemOveralls(ctx, runID, weights); err != nil {
+		return 0, err
+	}
+	if err := s.vacuumAfterFill(ctx); err != nil {
 		return 0, err
 	}
 	return n, nil
 }
 
-// analyzeAfterFill refreshes PostgreSQL's planner statistics. A fill writes
-// in a minute what a real run writes over hours, during which autovacuum
-// would have analyzed the tables; without them the planner guesses row
-// counts, and the statistics and pages timed next would be planned for an
-// empty run. SQLite plans without gathered statistics unless asked to keep
-// them, so it has nothing to refresh.
-func (s *Store) analyzeAfterFill(ctx context.Context) error {
+// vacuumAfterFill does on PostgreSQL what autovacuum does while a real run
+// writes its items over hours, and a fill's minute leaves no time for: it
+// refreshes the planner's statistics, and marks the rewritten pages
+// all-visible, so that an index holding every column a page reads answers
+// it alone. Without it the statistics and pages timed next would be planned
+// for an empty run, or for a million heap reads. SQLite plans without
+// gathered statistics unless asked to keep them, and has no visibility map.
+func (s *Store) vacuumAfterFill(ctx context.Context) error {
 	if s.dialect != Postgres {
 		return nil
 	}
-	if err := s.conn(ctx).Exec(`ANALYZE`).Error; err != nil {
-		return fmt.Errorf("store: analyze after the fill: %w", err)
+	if err := s.conn(ctx).Exec(`VACUUM (ANALYZE)`).Error; err != nil {
+		return fmt.Errorf("store: vacuum after the fill: %w", err)
 	}
 	return nil
 }
