@@ -39,9 +39,13 @@ func (e *Engine) dispatch(ctx context.Context, run *store.Run) error {
 			return e.dispatchJudges(ctx, run, rs, false)
 		}
 		run.Phase = store.PhaseJudging
-		// The phase's log entry counts every item of the run: after the
-		// judges' first claims, so that judging starts at once.
-		defer e.logBenchmarkingDone(ctx, run.ID)
+		if run.Options.Pairwise {
+			e.logBenchmarkingDone(ctx, run.ID) // before the entry on its comparisons
+		} else {
+			// The entry counts every item of the run: after the judges'
+			// first claims, so that judging starts at once.
+			defer e.logBenchmarkingDone(ctx, run.ID)
+		}
 	}
 	e.setShares(rs, nil, e.judgeLanes(ctx, rs), false)
 	return e.dispatchJudges(ctx, run, rs, true)
