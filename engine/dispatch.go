@@ -39,6 +39,13 @@ func (e *Engine) dispatch(ctx context.Context, run *store.Run) error {
 			return e.dispatchJudges(ctx, run, rs, false)
 		}
 		run.Phase = store.PhaseJudging
+		if run.Options.Pairwise {
+			e.logBenchmarkingDone(ctx, run.ID) // before the entry on its comparisons
+		} else {
+			// The entry counts every item of the run: after the judges'
+			// first claims, so that judging starts at once.
+			defer e.logBenchmarkingDone(ctx, run.ID)
+		}
 	}
 	e.setShares(rs, nil, e.judgeLanes(ctx, rs), false)
 	return e.dispatchJudges(ctx, run, rs, true)
@@ -72,7 +79,7 @@ func (e *Engine) dispatchBenchmark(ctx context.Context, run *store.Run, rs *runS
 			return false, err
 		}
 		if len(pending) == 0 {
-			return true, e.endBenchmarking(ctx, run.ID)
+			return true, e.store.SetRunPhase(ctx, run.ID, store.PhaseJudging)
 		}
 		rs.lanes = store.LaneHeads(pending)
 	}
@@ -102,18 +109,15 @@ func (e *Engine) dispatchBenchmark(ctx context.Context, run *store.Run, rs *runS
 	return false, errors.Join(errs...)
 }
 
-// endBenchmarking moves the run to JUDGING once every lane's groups are done.
-func (e *Engine) endBenchmarking(ctx context.Context, runID int64) error {
+// logBenchmarkingDone records that the run moved to JUDGING, with its counts.
+func (e *Engine) logBenchmarkingDone(ctx context.Context, runID int64) {
 	prog, err := e.store.RunProgress(ctx, runID)
 	if err != nil {
-		return err
-	}
-	if err := e.store.SetRunPhase(ctx, runID, store.PhaseJudging); err != nil {
-		return err
+		e.log.ErrorContext(ctx, "count benchmarked items", "run_id", runID, "err", err)
+		return
 	}
 	e.logRun(ctx, runID, store.LogInfo, "phase", fmt.Sprintf("Benchmarking done (%d answered, %d failed); judging starts",
 		prog.Count(store.ItemWaitingForJudge)+prog.Count(store.ItemJudging)+prog.Count(store.ItemCompleted), prog.Count(store.ItemFailed)), "")
-	return nil
 }
 
 // dispatchLane warms up or claims items for one lane's current group;
@@ -144,7 +148,7 @@ func (e *Engine) dispatchLane(ctx context.Context, run *store.Run, rs *runState,
 		client := e.Client(l.p)
 		target := *tg
 		e.start("", func() { e.warmup(ctx, run.ID, &target, l.p, client) })
-		return true, nil
+		return true, e.preloadTasks(ctx, rs, run.ID)
 	}
 	slot := store.SlotKey(tg.ProviderID, tg.Model)
 	n := min(e.freeSlots(), e.room(rs, slot))

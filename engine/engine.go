@@ -512,6 +512,7 @@ func (e *Engine) maybeFinish(ctx context.Context, run *store.Run) error {
 	if err != nil || !ended {
 		return err // not ended: another worker finished it, the user paused it, or work went back
 	}
+	e.refresh.Store(true) // the next pass no longer claims for it from the cached list
 	e.changed(run.ID)
 	e.runEnded(ctx, run.ID)
 	return nil

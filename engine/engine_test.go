@@ -183,6 +183,17 @@ func TestRunCompletes(t *testing.T) {
 		if verdicts != 6 {
 			t.Errorf("%d verdict log entries, want 6", verdicts)
 		}
+		// The phase's entry, written after the judges' first claims, still
+		// counts every answer and comes before any verdict.
+		var order []string
+		for _, l := range logs {
+			if l.Kind == "phase" || l.Kind == "verdict" {
+				order = append(order, l.Kind+": "+l.Message)
+			}
+		}
+		if wantPhase := "phase: Benchmarking done (6 answered, 0 failed); judging starts"; len(order) == 0 || order[0] != wantPhase {
+			t.Errorf("first phase or verdict entry %q, want %q", order, wantPhase)
+		}
 	})
 }
 

@@ -21,6 +21,27 @@ const (
 	taskCacheMax = 4096
 )
 
+// preloadTasks fills an empty cache with the run's first tasks, so that the
+// claims after a group's warm-up find them: called while the warm-up call is
+// in flight, it takes the task query off the path to the group's first calls.
+func (e *Engine) preloadTasks(ctx context.Context, rs *runState, runID int64) error {
+	c := &rs.tasks
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.tasks != nil {
+		return nil
+	}
+	loaded, err := e.store.RunTasksFrom(ctx, runID, 0, taskWindow)
+	if err != nil {
+		return err
+	}
+	c.tasks = make(map[int64]store.RunTask, taskCacheMax)
+	for _, t := range loaded {
+		c.tasks[t.ID] = t
+	}
+	return nil
+}
+
 // workItems pairs claimed items with their tasks and targets.
 func (e *Engine) workItems(ctx context.Context, rs *runState, items []store.Item) ([]store.WorkItem, error) {
 	c := &rs.tasks
