@@ -33,6 +33,11 @@ func (f itemFill) pending() bool { return f.repeats > 0 }
 
 func (f itemFill) size() int64 { return f.tasks * f.targets * int64(f.repeats) }
 
+// parallelFillItems is the size from which a run's items are filled in
+// parallel on PostgreSQL; a smaller run's items take one statement in its
+// creation's transaction, quicker than hiding, filling and showing it.
+const parallelFillItems = 50_000
+
 // itemFillParts is how many statements fill a run's items at once on
 // PostgreSQL: one backend is CPU-bound writing the rows and their seven
 // index entries, so more parts use more of the server's cores.
@@ -44,8 +49,9 @@ const itemFillParts = 4
 //
 // On SQLite, and within a caller's transaction (an imported run, which
 // makes its items itself), everything is one transaction. On PostgreSQL a
-// million items take one backend many seconds, so the run commits hidden
-// and several connections fill its items at once (createThenFill).
+// million items take one backend many seconds, so a run of
+// parallelFillItems or more commits hidden and several connections fill
+// its items at once (createThenFill).
 func (s *Store) createRun(ctx context.Context, fill *itemFill, build func(tx *Store) error) (int64, error) {
 	if s.dialect == Postgres && !s.inTransaction() {
 		err := s.createThenFill(ctx, fill, build)
@@ -63,10 +69,11 @@ func (s *Store) createRun(ctx context.Context, fill *itemFill, build func(tx *St
 	return fill.runID, err
 }
 
-// createThenFill commits the new run hidden (deleted_at set: no list,
-// lookup or claim sees it), fills its items from several connections at
-// once, each part its own block of reserved ids, then shows the run in one
-// statement. The run-start lock is held throughout, on one connection: run
+// createThenFill makes a run of fewer than parallelFillFrom items in one
+// transaction, as createRun does elsewhere. A bigger one it commits hidden
+// (deleted_at set: no list, lookup or claim sees it), fills its items from
+// several connections at once, each part its own block of reserved ids,
+// then shows the run in one statement. The run-start lock is held throughout, on one connection: run
 // starts wait as they did for the one transaction, and the purge of deleted
 // runs waits too, so a creation that fails or dies midway (its connection,
 // and the lock, gone) leaves a hidden run the purge then removes.
@@ -77,13 +84,23 @@ func (s *Store) createThenFill(ctx context.Context, fill *itemFill, build func(t
 			return fmt.Errorf("store: lock run starts: %w", err)
 		}
 		defer pinned.unlockRunStarts(ctx)
+		inline := false // a small run's items are made in its own transaction
 		err := pinned.Transact(ctx, func(tx *Store) error {
 			if err := build(tx); err != nil || !fill.pending() {
 				return err
 			}
-			return tx.hideForFill(ctx, fill)
+			if err := tx.reserveItemIDs(ctx, fill); err != nil {
+				return err
+			}
+			if inline = fill.size() < s.parallelFillFrom; inline {
+				if err := tx.insertItemRange(ctx, *fill, 0, fill.size()); err != nil {
+					return err
+				}
+				return tx.fillPartDone(0)
+			}
+			return tx.hide(ctx, fill)
 		})
-		if err != nil || !fill.pending() {
+		if err != nil || !fill.pending() || inline {
 			return err
 		}
 		if err := s.fillItems(ctx, *fill); err != nil {
@@ -101,11 +118,10 @@ func (s *Store) unlockRunStarts(ctx context.Context) {
 	_ = s.conn(context.WithoutCancel(ctx)).Exec("SELECT pg_advisory_unlock(?)", runStartLock).Error
 }
 
-// hideForFill marks the new run deleted until its items are in, counts its
-// tasks and targets, and reserves a block of item ids for them (the lock
-// held: no other statement takes item ids meanwhile, runs are only created
-// under it).
-func (s *Store) hideForFill(ctx context.Context, fill *itemFill) error {
+// reserveItemIDs counts the new run's tasks and targets and reserves a
+// block of item ids for their items (the run-start lock held: no other
+// statement takes item ids meanwhile, runs are only created under it).
+func (s *Store) reserveItemIDs(ctx context.Context, fill *itemFill) error {
 	err := s.conn(ctx).Raw(`SELECT (SELECT count(*) FROM run_tasks WHERE run_id = ?), (SELECT count(*) FROM run_targets WHERE run_id = ?)`,
 		fill.runID, fill.runID).Row().Scan(&fill.tasks, &fill.targets)
 	if err != nil {
@@ -119,6 +135,11 @@ func (s *Store) hideForFill(ctx context.Context, fill *itemFill) error {
 		return fmt.Errorf("store: reserve item ids: %w", err)
 	}
 	fill.first = last - fill.size() + 1
+	return nil
+}
+
+// hide marks the new run deleted until its items are in.
+func (s *Store) hide(ctx context.Context, fill *itemFill) error {
 	if err := s.conn(ctx).Exec(`UPDATE runs SET deleted_at = ? WHERE id = ?`, fill.now, fill.runID).Error; err != nil {
 		return fmt.Errorf("store: hide run %d: %w", fill.runID, err)
 	}

@@ -86,6 +86,18 @@ func TestCreateRunFailingMidway(t *testing.T) {
 		ctx := context.Background()
 		in := creationInput(t, st)
 		killed := errors.New("killed midway")
+		// A small run's items are made in its creation's transaction: a
+		// failure leaves nothing, without the purge.
+		st.SetFillPartDone(func(int) error { return killed })
+		if _, err := st.CreateRun(ctx, in); !errors.Is(err, killed) {
+			t.Fatalf("small creation failing: %v", err)
+		}
+		for _, table := range []string{"runs", "items"} {
+			if n := rowCount(t, st, table); n != 0 {
+				t.Errorf("%d rows of %s left by a small creation that failed", n, table)
+			}
+		}
+		st.SetParallelFillFrom(1) // a big run's path, on PostgreSQL
 		st.SetFillPartDone(func(part int) error {
 			if part == 0 {
 				return killed
@@ -156,6 +168,7 @@ func claimNone(t *testing.T, st *store.Store) {
 // shows with every item in order.
 func TestCreateRunHiddenWhileFilling(t *testing.T) {
 	st := storetest.Postgres(t)
+	st.SetParallelFillFrom(1)
 	ctx := context.Background()
 	in := creationInput(t, st)
 	filling, release := make(chan struct{}), make(chan struct{})

@@ -130,6 +130,9 @@ type Store struct {
 	// a run's item fill, in its transaction (SQLite: one part, the whole
 	// creation's); an error fails the part.
 	fillPartDoneFunc func(part int) error
+	// parallelFillFrom is the size from which a run's items are filled in
+	// parallel on PostgreSQL (createRun): parallelFillItems, or the tests'.
+	parallelFillFrom int64
 }
 
 // Open connects, runs the embedded migrations and checks the master key.
@@ -172,7 +175,8 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 		sqlDB.SetMaxIdleConns(20) // as many as open: closing idle ones would churn PostgreSQL backends
 	}
 	s := &Store{db: db, dialect: dialect, box: cfg.Box, egress: cfg.Egress, now: func() time.Time { return time.Now().UTC() },
-		maxActive: max(cfg.MaxActiveRuns, 1), maxItems: cmp.Or(cfg.MaxRunItems, DefaultMaxRunItems), allowMCPCommands: cfg.AllowMCPCommands, dsn: dsn}
+		maxActive: max(cfg.MaxActiveRuns, 1), maxItems: cmp.Or(cfg.MaxRunItems, DefaultMaxRunItems), allowMCPCommands: cfg.AllowMCPCommands, dsn: dsn,
+		parallelFillFrom: parallelFillItems}
 	if err := s.checkMasterKey(ctx); err != nil {
 		sqlDB.Close()
 		return nil, err
