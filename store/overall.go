@@ -113,7 +113,7 @@ func Weigh(weights []SourceWeight, scores []Score) (sum, weight *float64) {
 	}
 	var s, w float64
 	for _, sc := range scores {
-		if sw, ok := weightFor(weights, sc.Source, sc.Metric); ok && sw.Weight > 0 {
+		if sw, ok := WeightFor(weights, sc.Source, sc.Metric); ok && sw.Weight > 0 {
 			s += sw.Weight * (sc.Score - sw.Lo) / (sw.Hi - sw.Lo)
 			w += sw.Weight
 		}
@@ -121,9 +121,9 @@ func Weigh(weights []SourceWeight, scores []Score) (sum, weight *float64) {
 	return &s, &w
 }
 
-// weightFor is the weight row a score matches: its (source, metric), else,
-// for a check, AnyCheck's.
-func weightFor(weights []SourceWeight, source, metric string) (SourceWeight, bool) {
+// WeightFor is the weight row a score of (source, metric) matches: its
+// own, else, for a check, AnyCheck's; false when the score does not count.
+func WeightFor(weights []SourceWeight, source, metric string) (SourceWeight, bool) {
 	for _, w := range weights {
 		if w.Source == source && w.Metric == metric {
 			return w, true
