@@ -39,13 +39,9 @@ func (e *Engine) dispatch(ctx context.Context, run *store.Run) error {
 			return e.dispatchJudges(ctx, run, rs, false)
 		}
 		run.Phase = store.PhaseJudging
-		if run.Options.Pairwise {
-			e.logBenchmarkingDone(ctx, run.ID) // before the entry on its comparisons
-		} else {
-			// The entry counts every item of the run: after the judges'
-			// first claims, so that judging starts at once.
-			defer e.logBenchmarkingDone(ctx, run.ID)
-		}
+		// Before the judges' first claims: a run they end at once (no
+		// judges, every item failed) closes its log with its last entry.
+		e.logBenchmarkingDone(ctx, run.ID)
 	}
 	e.setShares(rs, nil, e.judgeLanes(ctx, rs), false)
 	return e.dispatchJudges(ctx, run, rs, true)

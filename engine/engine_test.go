@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -183,8 +184,7 @@ func TestRunCompletes(t *testing.T) {
 		if verdicts != 6 {
 			t.Errorf("%d verdict log entries, want 6", verdicts)
 		}
-		// The phase's entry, written after the judges' first claims, still
-		// counts every answer and comes before any verdict.
+		// The phase's entry counts every answer and comes before any verdict.
 		var order []string
 		for _, l := range logs {
 			if l.Kind == "phase" || l.Kind == "verdict" {
@@ -193,6 +193,42 @@ func TestRunCompletes(t *testing.T) {
 		}
 		if wantPhase := "phase: Benchmarking done (6 answered, 0 failed); judging starts"; len(order) == 0 || order[0] != wantPhase {
 			t.Errorf("first phase or verdict entry %q, want %q", order, wantPhase)
+		}
+	})
+}
+
+// TestChecksOnlyRunLogEndsWithItsEnd: a run without judges ends in the
+// pass that ends its benchmarking; its log still says benchmarking is done
+// before it says the run finished, the last entry.
+func TestChecksOnlyRunLogEndsWithItsEnd(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, st *store.Store) {
+		ctx := context.Background()
+		b := setup(t, st, 3, func(r llmtest.ChatRequest) llmtest.Reply { return llmtest.Reply{Content: "#### 72"} })
+		run, err := b.eng.StartRun(ctx, store.RunInput{Metrics: []string{"check_numeric"}, CollectionIDs: []int64{b.coll.ID},
+			Targets: []store.ModelRef{{ProviderID: b.provider.ID, Model: "fake-small"}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		b.waitRun(t, run.ID)
+		var order []string
+		for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+			logs, err := st.RunLogs(ctx, run.ID, 0, 1000)
+			if err != nil {
+				t.Fatal(err)
+			}
+			order = order[:0]
+			for _, l := range logs {
+				if l.Kind == "phase" || l.Kind == "run" {
+					order = append(order, l.Kind+": "+l.Message)
+				}
+			}
+			if len(order) > 0 && strings.HasPrefix(order[len(order)-1], "run: Run finished") || time.Now().After(deadline) {
+				break
+			}
+		}
+		phase := slices.Index(order, "phase: Benchmarking done (3 answered, 0 failed); judging starts")
+		if phase < 0 || len(order) == 0 || !strings.HasPrefix(order[len(order)-1], "run: Run finished") || phase > len(order)-2 {
+			t.Errorf("log entries %q: want the phase's entry, then the run's end last", order)
 		}
 	})
 }

@@ -43,18 +43,7 @@ func TestDeleteRunInBatches(t *testing.T) {
 		if page, _ := st.RunItems(ctx, run.ID, store.ItemFilter{}); page.Total != 6 {
 			t.Fatalf("%d items before the purge, want 6 still there", page.Total)
 		}
-		for batches := 0; ; batches++ {
-			more, err := st.PurgeDeletedRuns(ctx)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if !more {
-				break
-			}
-			if batches > 10 {
-				t.Fatal("the purge does not end")
-			}
-		}
+		purgeAll(t, st)
 		if page, _ := st.RunItems(ctx, run.ID, store.ItemFilter{}); page.Total != 0 {
 			t.Errorf("%d items left after the purge", page.Total)
 		}

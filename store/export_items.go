@@ -35,7 +35,7 @@ const exportItemSelect = `SELECT id, run_task_id, run_target_id, status, repeat_
 	FROM items WHERE run_id = ? AND id > ? ORDER BY id LIMIT ?`
 
 // EachRunItem streams every item of a run in id order, as RunItems shows
-// them; see EachExportItem.
+// them; see EachExportItem (the item is valid only during the call).
 func (s *Store) EachRunItem(ctx context.Context, runID int64, fn func(*ItemView) error) error {
 	return s.EachExportItem(ctx, runID, func(it *ExportItem) error { return fn(&it.ItemView) })
 }
@@ -46,7 +46,8 @@ func (s *Store) EachRunItem(ctx context.Context, runID int64, fn func(*ItemView)
 // batch's tasks, scores, grades and violations, scanned without
 // reflection. The next batch is read while fn writes this one, so the
 // database, the reading and the writing overlap. The item passed to fn,
-// and its slices, are valid only during the call.
+// its slices and the values its pointer fields point to are valid only
+// during the call: the buffers behind them are reused; copy what you keep.
 func (s *Store) EachExportItem(ctx context.Context, runID int64, fn func(*ExportItem) error) error {
 	first, err := s.newItemBatch(ctx, runID)
 	if err != nil {

@@ -175,6 +175,8 @@ func (s *Store) createImportedItems(ctx context.Context, runID int64, im *Import
 		}
 		items = append(items, it)
 	}
+	// Under the run-start lock (CreateRun's checkActiveLimit), as every
+	// insert of items must be: see reserveItemIDs.
 	if err := s.conn(ctx).CreateInBatches(items, 500).Error; err != nil {
 		return fmt.Errorf("store: imported items: %w", err)
 	}

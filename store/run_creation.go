@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -103,7 +104,7 @@ func (s *Store) createThenFill(ctx context.Context, fill *itemFill, build func(t
 		if err != nil || !fill.pending() || inline {
 			return err
 		}
-		if err := s.fillItems(ctx, *fill); err != nil {
+		if err := s.fillItems(ctx, *fill, pinned); err != nil {
 			return err
 		}
 		return pinned.showFilled(ctx, fill.runID)
@@ -119,8 +120,9 @@ func (s *Store) unlockRunStarts(ctx context.Context) {
 }
 
 // reserveItemIDs counts the new run's tasks and targets and reserves a
-// block of item ids for their items (the run-start lock held: no other
-// statement takes item ids meanwhile, runs are only created under it).
+// block of item ids for their items. setval after nextval is not atomic:
+// it is safe because every insert of items takes its ids under the
+// run-start lock, held here (run creation, re-runs, imported runs).
 func (s *Store) reserveItemIDs(ctx context.Context, fill *itemFill) error {
 	err := s.conn(ctx).Raw(`SELECT (SELECT count(*) FROM run_tasks WHERE run_id = ?), (SELECT count(*) FROM run_targets WHERE run_id = ?)`,
 		fill.runID, fill.runID).Row().Scan(&fill.tasks, &fill.targets)
@@ -159,29 +161,61 @@ func (s *Store) showFilled(ctx context.Context, runID int64) error {
 }
 
 // fillItems inserts a hidden run's items on PostgreSQL in itemFillParts
-// statements at once, each in its own transaction, over contiguous parts of
-// the reserved ids.
-func (s *Store) fillItems(ctx context.Context, fill itemFill) error {
-	g, ctx := errgroup.WithContext(ctx)
+// parts over contiguous blocks of the reserved ids, each part in its own
+// transaction. The pinned connection, which holds the run-start lock, works
+// through the parts, and spare connections of the pool help at once; it
+// takes none from the pool, whose connections callers waiting for that lock
+// may all hold. A failed part does not stop the others: the run stays
+// hidden, and the purge removes what the parts wrote.
+func (s *Store) fillItems(ctx context.Context, fill itemFill, pinned *Store) error {
+	parts := make(chan [3]int64, itemFillParts) // part, lo, hi
 	n := fill.size()
 	for p := range int64(itemFillParts) {
-		lo, hi := n*p/itemFillParts, n*(p+1)/itemFillParts
-		if lo == hi {
-			continue
+		if lo, hi := n*p/itemFillParts, n*(p+1)/itemFillParts; lo < hi {
+			parts <- [3]int64{p, lo, hi}
 		}
-		g.Go(func() error {
-			return s.Transact(ctx, func(tx *Store) error {
-				if err := tx.insertItemRange(ctx, fill, lo, hi); err != nil {
+	}
+	close(parts)
+	work := func(st *Store) error {
+		var errs []error
+		for part := range parts {
+			errs = append(errs, st.Transact(ctx, func(tx *Store) error {
+				if err := tx.insertItemRange(ctx, fill, part[1], part[2]); err != nil {
 					return err
 				}
-				return tx.fillPartDone(int(p))
-			})
-		})
+				return tx.fillPartDone(int(part[0]))
+			}))
+		}
+		return errors.Join(errs...)
 	}
-	if err := g.Wait(); err != nil {
+	var helpers errgroup.Group
+	for range itemFillParts - 1 {
+		helpers.Go(func() error { return s.helpFill(ctx, work) })
+	}
+	err := errors.Join(work(pinned), helpers.Wait())
+	if err != nil {
 		return fmt.Errorf("store: fill run %d's items: %w", fill.runID, err)
 	}
 	return nil
+}
+
+// spareConnWait is how long a fill waits for a spare connection to help.
+const spareConnWait = 20 * time.Millisecond
+
+// helpFill runs work on a connection of the pool if one is spare now, and
+// does nothing otherwise.
+func (s *Store) helpFill(ctx context.Context, work func(*Store) error) error {
+	wait, cancel := context.WithTimeout(ctx, spareConnWait)
+	defer cancel()
+	got := false
+	err := s.conn(wait).Connection(func(c *gorm.DB) error {
+		got = true
+		return work(s.on(c))
+	})
+	if !got && ctx.Err() == nil {
+		return nil // no spare connection: the others do the parts
+	}
+	return err
 }
 
 // fillPartDone runs the tests' fillPartDoneFunc, if any.

@@ -60,10 +60,13 @@ func rowCount(t *testing.T, st *store.Store, table string) int {
 	return n
 }
 
-// purgeAll runs the purge of deleted runs until it reports none left.
+// purgeAll runs the purge of deleted runs until it reports none left. On
+// PostgreSQL it waits while any run is being started (the run-start lock is
+// the database's, shared by other packages' tests).
 func purgeAll(t *testing.T, st *store.Store) {
 	t.Helper()
-	for batches := 0; ; batches++ {
+	deadline := time.Now().Add(time.Minute)
+	for {
 		more, err := st.PurgeDeletedRuns(context.Background())
 		if err != nil {
 			t.Fatal(err)
@@ -71,9 +74,10 @@ func purgeAll(t *testing.T, st *store.Store) {
 		if !more {
 			return
 		}
-		if batches > 20 {
+		if time.Now().After(deadline) {
 			t.Fatal("the purge does not end")
 		}
+		time.Sleep(10 * time.Millisecond)
 	}
 }
 
@@ -197,8 +201,8 @@ func TestCreateRunHiddenWhileFilling(t *testing.T) {
 	}
 	storetest.Exec(t, st, "UPDATE runs SET status = 'RUNNING'")
 	claimNone(t, st)
-	if more, err := st.PurgeDeletedRuns(ctx); err != nil || more {
-		t.Errorf("the purge while filling: more %v, %v; want it to wait", more, err)
+	if more, err := st.PurgeDeletedRuns(ctx); err != nil || !more {
+		t.Errorf("the purge while filling: more %v, %v; want it to wait and try again", more, err)
 	}
 	if n := rowCount(t, st, "runs"); n != 1 {
 		t.Errorf("%d runs while filling, want the hidden one", n)
@@ -213,5 +217,55 @@ func TestCreateRunHiddenWhileFilling(t *testing.T) {
 	}
 	if got := itemOrder(t, st, r.run.ID); !slices.Equal(got, creationOrder()) {
 		t.Errorf("items by id:\n got %q\nwant %q", got, creationOrder())
+	}
+}
+
+// TestCreateRunsWaitingForTheLock: a creation that fills in parallel takes
+// no connection from the pool once it holds the run-start lock, so it ends
+// even when every other connection of the pool (20) is held by a creation
+// waiting for that lock. Each ends made, or refused by the active-run limit.
+func TestCreateRunsWaitingForTheLock(t *testing.T) {
+	st := storetest.Postgres(t)
+	st.SetParallelFillFrom(1)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute) // a hang fails, not blocks
+	defer cancel()
+	in := creationInput(t, st)
+	outside := storetest.DB(t, st) // a pool of its own
+	holder, err := outside.Conn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer holder.Close()
+	if _, err := holder.ExecContext(ctx, "SELECT pg_advisory_lock(7271001)"); err != nil { // runStartLock
+		t.Fatal(err)
+	}
+	const creations = 20
+	errs := make(chan error, creations)
+	for range creations {
+		go func() {
+			_, err := st.CreateRun(ctx, in)
+			errs <- err
+		}()
+	}
+	for waiting := 0; waiting < creations; {
+		if err := outside.QueryRowContext(ctx, "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND NOT granted").Scan(&waiting); err != nil {
+			t.Fatalf("%d creations waiting for the lock: %v", waiting, err)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if _, err := holder.ExecContext(ctx, "SELECT pg_advisory_unlock(7271001)"); err != nil {
+		t.Fatal(err)
+	}
+	made := 0
+	for range creations {
+		switch err := <-errs; {
+		case err == nil:
+			made++
+		case !errors.Is(err, store.ErrConflict):
+			t.Errorf("creation: %v", err)
+		}
+	}
+	if made == 0 {
+		t.Error("no creation made its run")
 	}
 }

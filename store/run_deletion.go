@@ -35,10 +35,11 @@ func (s *Store) DeleteRun(ctx context.Context, id int64) error {
 const purgeBatch = 1000
 
 // PurgeDeletedRuns deletes one batch of the rows of a run marked deleted
-// and reports whether any such run was left; the caller repeats it,
+// and reports whether any such run may be left; the caller repeats it,
 // pausing between batches so other requests get the connection. On
-// PostgreSQL it waits while a run is being created: a run whose items are
-// being filled is hidden like a deleted one (see createRun).
+// PostgreSQL it waits while a run is being created (a run whose items are
+// being filled is hidden like a deleted one, see createRun): it then
+// deletes nothing and reports that runs may be left.
 func (s *Store) PurgeDeletedRuns(ctx context.Context) (bool, error) {
 	if s.dialect != Postgres {
 		return s.purgeNext(ctx)
@@ -50,7 +51,8 @@ func (s *Store) PurgeDeletedRuns(ctx context.Context) (bool, error) {
 			return fmt.Errorf("store: lock run starts: %w", err)
 		}
 		if !free {
-			return nil // the next tick tries again
+			more = true // after the pause, it tries again
+			return nil
 		}
 		var err error
 		more, err = tx.purgeNext(ctx)
