@@ -69,7 +69,8 @@ func checkBenchOutput(t *testing.T, out string) {
 	}
 	for _, line := range strings.Split(out, "\n") {
 		if strings.HasPrefix(line, "export csv ") || strings.HasPrefix(line, "export json ") {
-			if !regexp.MustCompile(`(PASS|MISS)$`).MatchString(strings.TrimSpace(line)) {
+			// On SQLite the export rate is shown against PostgreSQL's target, without a verdict.
+			if !regexp.MustCompile(`(PASS|MISS|on PostgreSQL)$`).MatchString(strings.TrimSpace(line)) {
 				t.Errorf("a target without its verdict: %q", line)
 			}
 		}
