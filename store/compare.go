@@ -248,12 +248,23 @@ func (s *Store) JudgeProbes(ctx context.Context, runID int64) (*JudgeProbe, erro
 		return nil, fmt.Errorf("store: judge lengths: %w", err)
 	}
 	rows.Close()
-	err = s.conn(ctx).Table("scores sc").
-		Select("sc.run_judge_id, COUNT(*) AS n, MIN(sc.score) AS min_score, MAX(sc.score) AS max_score").
-		Joins("JOIN items i ON i.id = sc.item_id").
-		Where("sc.run_id = ? AND sc.metric = 'score' AND sc.run_judge_id IS NOT NULL AND i.response IS NOT NULL", runID).
-		Group("sc.run_judge_id, i.run_task_id, i.response").
-		Having("COUNT(*) > 1").Scan(&out.Repeats).Error
+	// A judge scores an item once (scores are unique by item, source and
+	// metric, and a judge is its source), so an answer it judged twice is
+	// two items of one task with the same text: found among the items
+	// alone before any verdict is read, instead of grouping a million
+	// verdicts by their answers' text. Materialized, so that PostgreSQL's
+	// parallel workers do not each group the items again.
+	err = s.conn(ctx).Raw(`WITH twice AS MATERIALIZED (
+			SELECT run_task_id, response FROM items
+			WHERE run_id = ? AND response IS NOT NULL
+			GROUP BY run_task_id, response HAVING COUNT(*) > 1)
+		SELECT sc.run_judge_id, COUNT(*) AS n, MIN(sc.score) AS min_score, MAX(sc.score) AS max_score
+		FROM twice t
+		JOIN items i ON i.run_task_id = t.run_task_id AND i.response = t.response
+		JOIN scores sc ON sc.item_id = i.id
+		WHERE i.run_id = ? AND sc.run_id = ? AND sc.metric = 'score' AND sc.run_judge_id IS NOT NULL
+		GROUP BY sc.run_judge_id, i.run_task_id, i.response
+		HAVING COUNT(*) > 1`, runID, runID, runID).Scan(&out.Repeats).Error
 	if err != nil {
 		return nil, fmt.Errorf("store: judge repeats: %w", err)
 	}
