@@ -120,8 +120,8 @@ func TestReliabilityMarksBiasedJudge(t *testing.T) {
 	probe := &store.JudgeProbe{}
 	for i := range 40 {
 		length := int64(100 + 37*i%400)
-		probe.Lengths = append(probe.Lengths, store.JudgeLength{RunJudgeID: 1, Score: float64(1 + i%10), Length: int64(100 + i*13%50)})
-		probe.Lengths = append(probe.Lengths, store.JudgeLength{RunJudgeID: 2, Score: float64(length) / 50, Length: length})
+		probe.Lengths = append(probe.Lengths, store.JudgeLength{RunJudgeID: 1, Score: float64(1 + i%10), Length: int64(100 + i*13%50), N: 1})
+		probe.Lengths = append(probe.Lengths, store.JudgeLength{RunJudgeID: 2, Score: float64(length) / 50, Length: length, N: 1})
 	}
 	for range 12 {
 		probe.Repeats = append(probe.Repeats, store.JudgeRepeat{RunJudgeID: 1, N: 2, MinScore: 5, MaxScore: 5})

@@ -56,15 +56,15 @@ func Reliabilities(judges []store.RunJudge, probe *store.JudgeProbe, human Repor
 		if j.PersonalityName != "" {
 			r.Version += " · " + j.PersonalityName
 		}
-		var scores, lengths []float64
+		var pairs []stats.Counted
 		for _, l := range probe.Lengths {
 			if l.RunJudgeID == j.ID {
-				scores = append(scores, l.Score)
-				lengths = append(lengths, float64(l.Length))
+				pairs = append(pairs, stats.Counted{X: float64(l.Length), Y: l.Score, N: l.N})
+				r.LengthN += int(l.N)
 			}
 		}
-		if r.LengthN = len(scores); r.LengthN >= 3 {
-			if rho := stats.Spearman(lengths, scores); !math.IsNaN(rho) {
+		if r.LengthN >= 3 {
+			if rho := stats.SpearmanCounted(pairs); !math.IsNaN(rho) {
 				r.LengthBias = &rho
 			}
 		}

@@ -197,19 +197,21 @@ func (s *Store) Answers(ctx context.Context, runID int64, taskKeys []string) ([]
 	return out, nil
 }
 
-// JudgeProbe is what a judge's reliability card needs from one run: each
-// overall score with the length of the answer it judged, and the spread of
-// its scores on answers it judged more than once (identical text).
+// JudgeProbe is what a judge's reliability card needs from one run: how
+// many of its overall scores each (score, answer length) pair got, and the
+// spread of its scores on answers it judged more than once (identical text).
 type JudgeProbe struct {
 	Lengths []JudgeLength
 	Repeats []JudgeRepeat
 }
 
-// JudgeLength is one overall score and the judged answer's length in characters.
+// JudgeLength is how many of a judge's overall scores were Score on an
+// answer Length characters long.
 type JudgeLength struct {
 	RunJudgeID int64
 	Score      float64
 	Length     int64
+	N          int64
 }
 
 // JudgeRepeat is a judge's scores of one identical answer judged n times.
@@ -223,18 +225,19 @@ type JudgeRepeat struct {
 // JudgeProbes reads a run's judge scores for the reliability card.
 func (s *Store) JudgeProbes(ctx context.Context, runID int64) (*JudgeProbe, error) {
 	out := &JudgeProbe{}
-	// A row per verdict: scanned by hand, as GORM's reflective scan of a
-	// million rows allocated several times their size.
-	rows, err := s.conn(ctx).Raw(`SELECT sc.run_judge_id, sc.score, LENGTH(COALESCE(i.response, '')) AS length
+	// Tallied by the database: a million verdicts are a few hundred
+	// (score, length) pairs, and their ranks are all the card's Spearman needs.
+	rows, err := s.conn(ctx).Raw(`SELECT sc.run_judge_id, sc.score, LENGTH(COALESCE(i.response, '')) AS length, COUNT(*)
 		FROM scores sc JOIN items i ON i.id = sc.item_id
 		WHERE sc.run_id = ? AND sc.metric = 'score' AND sc.run_judge_id IS NOT NULL
-		ORDER BY sc.id`, runID).Rows()
+		GROUP BY sc.run_judge_id, sc.score, LENGTH(COALESCE(i.response, ''))
+		ORDER BY 1, 2, 3`, runID).Rows()
 	if err != nil {
 		return nil, fmt.Errorf("store: judge lengths: %w", err)
 	}
 	defer rows.Close()
 	var l JudgeLength
-	dest := []any{&l.RunJudgeID, &l.Score, &l.Length}
+	dest := []any{&l.RunJudgeID, &l.Score, &l.Length, &l.N}
 	for rows.Next() {
 		if err := rows.Scan(dest...); err != nil {
 			return nil, fmt.Errorf("store: judge lengths: %w", err)
@@ -245,12 +248,23 @@ func (s *Store) JudgeProbes(ctx context.Context, runID int64) (*JudgeProbe, erro
 		return nil, fmt.Errorf("store: judge lengths: %w", err)
 	}
 	rows.Close()
-	err = s.conn(ctx).Table("scores sc").
-		Select("sc.run_judge_id, COUNT(*) AS n, MIN(sc.score) AS min_score, MAX(sc.score) AS max_score").
-		Joins("JOIN items i ON i.id = sc.item_id").
-		Where("sc.run_id = ? AND sc.metric = 'score' AND sc.run_judge_id IS NOT NULL AND i.response IS NOT NULL", runID).
-		Group("sc.run_judge_id, i.run_task_id, i.response").
-		Having("COUNT(*) > 1").Scan(&out.Repeats).Error
+	// A judge scores an item once (scores are unique by item, source and
+	// metric, and a judge is its source), so an answer it judged twice is
+	// two items of one task with the same text: found among the items
+	// alone before any verdict is read, instead of grouping a million
+	// verdicts by their answers' text. Materialized, so that PostgreSQL's
+	// parallel workers do not each group the items again.
+	err = s.conn(ctx).Raw(`WITH twice AS MATERIALIZED (
+			SELECT run_task_id, response FROM items
+			WHERE run_id = ? AND response IS NOT NULL
+			GROUP BY run_task_id, response HAVING COUNT(*) > 1)
+		SELECT sc.run_judge_id, COUNT(*) AS n, MIN(sc.score) AS min_score, MAX(sc.score) AS max_score
+		FROM twice t
+		JOIN items i ON i.run_task_id = t.run_task_id AND i.response = t.response
+		JOIN scores sc ON sc.item_id = i.id
+		WHERE i.run_id = ? AND sc.run_id = ? AND sc.metric = 'score' AND sc.run_judge_id IS NOT NULL
+		GROUP BY sc.run_judge_id, i.run_task_id, i.response
+		HAVING COUNT(*) > 1`, runID, runID, runID).Scan(&out.Repeats).Error
 	if err != nil {
 		return nil, fmt.Errorf("store: judge repeats: %w", err)
 	}
