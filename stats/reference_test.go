@@ -58,3 +58,42 @@ func McNemarChi2(b, c int) (chi2, p float64) {
 	chi2 = d * d / float64(b+c)
 	return chi2, math.Erfc(math.Sqrt(chi2 / 2))
 }
+
+// Pearson is the linear correlation of x and y (e.g. judge score vs answer
+// length, the length-bias probe). NaN when undefined: fewer than 2 pairs or
+// either side constant.
+func Pearson(x, y []float64) float64 {
+	n := min(len(x), len(y))
+	if n < 2 {
+		return math.NaN()
+	}
+	mx, my := mean(x[:n]), mean(y[:n])
+	// Scale deviations to at most 1 so squares of large values cannot overflow.
+	ax, ay := 0.0, 0.0
+	for i := range n {
+		ax, ay = math.Max(ax, math.Abs(x[i]-mx)), math.Max(ay, math.Abs(y[i]-my))
+	}
+	if ax == 0 || ay == 0 {
+		return math.NaN()
+	}
+	sxy, sxx, syy := 0.0, 0.0, 0.0
+	for i := range n {
+		dx, dy := (x[i]-mx)/ax, (y[i]-my)/ay
+		sxy += dx * dy
+		sxx += dx * dx
+		syy += dy * dy
+	}
+	if sxx == 0 || syy == 0 {
+		return math.NaN()
+	}
+	return math.Max(-1, math.Min(1, sxy/(math.Sqrt(sxx)*math.Sqrt(syy))))
+}
+
+// Spearman is the rank correlation of x and y (Pearson on average ranks), robust
+// to the odd very long answer. NaN when undefined, as for Pearson.
+func Spearman(x, y []float64) float64 {
+	n := min(len(x), len(y))
+	rx, _ := ranks(x[:n])
+	ry, _ := ranks(y[:n])
+	return Pearson(rx, ry)
+}
