@@ -242,6 +242,8 @@ func TestCreateRunsWaitingForTheLock(t *testing.T) {
 	const creations = 20
 	errs := make(chan error, creations)
 	for range creations {
+		in, judge := in, *in.Judge // CreateRun normalises its input in place: each its own
+		in.Targets, in.Judge = slices.Clone(in.Targets), &judge
 		go func() {
 			_, err := st.CreateRun(ctx, in)
 			errs <- err
