@@ -39,9 +39,6 @@ func (e *Engine) dispatch(ctx context.Context, run *store.Run) error {
 			return e.dispatchJudges(ctx, run, rs, false)
 		}
 		run.Phase = store.PhaseJudging
-		// Before the judges' first claims: a run they end at once (no
-		// judges, every item failed) closes its log with its last entry.
-		e.logBenchmarkingDone(ctx, run.ID)
 	}
 	e.setShares(rs, nil, e.judgeLanes(ctx, rs), false)
 	return e.dispatchJudges(ctx, run, rs, true)
@@ -75,7 +72,7 @@ func (e *Engine) dispatchBenchmark(ctx context.Context, run *store.Run, rs *runS
 			return false, err
 		}
 		if len(pending) == 0 {
-			return true, e.store.SetRunPhase(ctx, run.ID, store.PhaseJudging)
+			return true, e.endBenchmarking(ctx, run.ID)
 		}
 		rs.lanes = store.LaneHeads(pending)
 	}
@@ -105,15 +102,18 @@ func (e *Engine) dispatchBenchmark(ctx context.Context, run *store.Run, rs *runS
 	return false, errors.Join(errs...)
 }
 
-// logBenchmarkingDone records that the run moved to JUDGING, with its counts.
-func (e *Engine) logBenchmarkingDone(ctx context.Context, runID int64) {
+// endBenchmarking moves the run to JUDGING once every lane's groups are done.
+func (e *Engine) endBenchmarking(ctx context.Context, runID int64) error {
 	prog, err := e.store.RunProgress(ctx, runID)
 	if err != nil {
-		e.log.ErrorContext(ctx, "count benchmarked items", "run_id", runID, "err", err)
-		return
+		return err
+	}
+	if err := e.store.SetRunPhase(ctx, runID, store.PhaseJudging); err != nil {
+		return err
 	}
 	e.logRun(ctx, runID, store.LogInfo, "phase", fmt.Sprintf("Benchmarking done (%d answered, %d failed); judging starts",
 		prog.Count(store.ItemWaitingForJudge)+prog.Count(store.ItemJudging)+prog.Count(store.ItemCompleted), prog.Count(store.ItemFailed)), "")
+	return nil
 }
 
 // dispatchLane warms up or claims items for one lane's current group;

@@ -31,15 +31,24 @@ func (e *Engine) preloadTasks(ctx context.Context, rs *runState, runID int64) er
 	if c.tasks != nil {
 		return nil
 	}
-	loaded, err := e.store.RunTasksFrom(ctx, runID, 0, taskWindow)
+	_, err := c.load(ctx, e.store, runID, 0)
+	return err
+}
+
+// load reads the run's tasks from id from on, a window of them, into the
+// cache (starting it over when full) and returns them; c.mu is held.
+func (c *taskCache) load(ctx context.Context, st *store.Store, runID, from int64) ([]store.RunTask, error) {
+	loaded, err := st.RunTasksFrom(ctx, runID, from, taskWindow)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	c.tasks = make(map[int64]store.RunTask, taskCacheMax)
+	if c.tasks == nil || len(c.tasks)+len(loaded) > taskCacheMax {
+		c.tasks = make(map[int64]store.RunTask, taskCacheMax)
+	}
 	for _, t := range loaded {
 		c.tasks[t.ID] = t
 	}
-	return nil
+	return loaded, nil
 }
 
 // workItems pairs claimed items with their tasks and targets.
@@ -51,18 +60,12 @@ func (e *Engine) workItems(ctx context.Context, rs *runState, items []store.Item
 	for i, it := range items {
 		t, ok := c.tasks[it.RunTaskID]
 		if !ok {
-			loaded, err := e.store.RunTasksFrom(ctx, it.RunID, it.RunTaskID, taskWindow)
+			loaded, err := c.load(ctx, e.store, it.RunID, it.RunTaskID)
 			if err != nil {
 				return nil, err
 			}
 			if len(loaded) == 0 || loaded[0].ID != it.RunTaskID {
 				return nil, fmt.Errorf("item %d: run task %d is missing", it.ID, it.RunTaskID)
-			}
-			if c.tasks == nil || len(c.tasks)+len(loaded) > taskCacheMax {
-				c.tasks = make(map[int64]store.RunTask, taskCacheMax)
-			}
-			for _, lt := range loaded {
-				c.tasks[lt.ID] = lt
 			}
 			t = loaded[0]
 		}
