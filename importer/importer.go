@@ -123,7 +123,7 @@ type row struct {
 
 // Options tunes Read.
 type Options struct {
-	// Format is the file's format; "" detects it (see Detect).
+	// Format is the file's format; "" detects it (see detect).
 	Format Format
 	// Category is the category of every task when the file names none (the
 	// collection the tasks go into, say); "" means the file stem.
@@ -207,7 +207,7 @@ func (r *Result) BadRows() int {
 }
 
 // Parse reads a whole file. With format "" it is detected from the name and
-// content (see Detect). Every task is run through TaskInput.Normalize; when
+// content (see detect). Every task is run through TaskInput.Normalize; when
 // anything is wrong the error is an Errors listing every problem, and no
 // tasks are returned.
 func Parse(name string, data []byte, format Format) ([]store.TaskInput, error) {
@@ -216,7 +216,7 @@ func Parse(name string, data []byte, format Format) ([]store.TaskInput, error) {
 }
 
 // ParseFile is Parse that also returns the format it read: format, or the
-// detected one when format is "" (so callers need not Detect again).
+// detected one when format is "" (so callers need not detect it again).
 func ParseFile(name string, data []byte, format Format) ([]store.TaskInput, Format, error) {
 	r := Read(name, data, Options{Format: format})
 	if len(r.Errors) > 0 {
@@ -448,29 +448,18 @@ func formatList() string {
 	return strings.Join(s, ", ")
 }
 
-// Detect tells a file's format from its name extension and content:
-// .csv/.tsv are CSV; YAML or JSON with a top-level `tests` is promptfoo, other
-// YAML and single JSON documents are YAML task definitions; JSON lines with
-// question_id and turns are MT-Bench, with input and ideal (or an input
-// message list) OpenAI evals, other JSON lines generic JSONL. Files with
-// another extension are sniffed: JSON, then YAML (a "key:" or "- " first
-// line), then CSV (a delimiter in the first line).
-func Detect(name string, data []byte) (Format, error) {
-	if len(data) > MaxFileSize {
-		return "", fmt.Errorf("the file is more than the %d MB limit", MaxFileSize>>20)
-	}
-	data, rerr := cleanText(data)
-	if rerr != nil {
-		return "", rerr
-	}
-	return detect(name, data)
-}
-
 var (
 	yamlKeyLine   = regexp.MustCompile(`^(---|- |-$|["']?[^\s"',;:][^"',;]*["']?\s*:(\s|$))`)
 	promptfooKeys = regexp.MustCompile(`(?m)^["']?tests["']?\s*:`)
 )
 
+// detect tells a file's format from its name extension and content (after
+// cleanText): .csv/.tsv are CSV; YAML or JSON with a top-level `tests` is
+// promptfoo, other YAML and single JSON documents are YAML task definitions;
+// JSON lines with question_id and turns are MT-Bench, with input and ideal
+// (or an input message list) OpenAI evals, other JSON lines generic JSONL.
+// Files with another extension are sniffed: JSON, then YAML (a "key:" or
+// "- " first line), then CSV (a delimiter in the first line).
 func detect(name string, data []byte) (Format, error) {
 	ext := strings.ToLower(path.Ext(strings.ReplaceAll(name, `\`, "/")))
 	switch ext {

@@ -143,14 +143,13 @@ func TestDetect(t *testing.T) {
 		{"upload", "\xEF\xBB\xBF[{\"question\": \"q\"}]", FormatYAML},
 		{`C:\data\tasks.CSV`, "question\nq\n", FormatCSV},
 	} {
-		got, err := Detect(tc.name, []byte(tc.data))
-		if err != nil || got != tc.want {
-			t.Errorf("Detect(%q, %q) = %q, %v; want %q", tc.name, tc.data, got, err, tc.want)
+		if got := Read(tc.name, []byte(tc.data), Options{}).Format; got != tc.want {
+			t.Errorf("Read(%q, %q) detected %q, want %q", tc.name, tc.data, got, tc.want)
 		}
 	}
 	for _, data := range []string{"", "  \n# only a comment\n", "just some words"} {
-		if f, err := Detect("upload", []byte(data)); err == nil {
-			t.Errorf("Detect(%q) = %q, want an error", data, f)
+		if res := Read("upload", []byte(data), Options{}); res.Format != "" || len(res.Errors) != 1 {
+			t.Errorf("Read(%q) detected %q with errors %v, want no format and one error", data, res.Format, res.Errors)
 		}
 	}
 	if _, err := Parse("x.csv", []byte("question\nq\n"), "xml"); err == nil || !strings.Contains(err.Error(), `unknown format "xml"`) {

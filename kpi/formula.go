@@ -142,9 +142,6 @@ func Validate(src string, known map[string]bool) Validation {
 // Metrics returns the metric names the formula reads, sorted and unique.
 func (f *Formula) Metrics() []string { return slices.Clone(f.metrics) }
 
-// String returns the source as written.
-func (f *Formula) String() string { return f.src }
-
 // Eval computes the formula. Metric names are matched case-insensitively; a
 // metric the run lacks is read from its Fallback if it has one (accuracy →
 // score). A missing or non-finite metric, a division by zero and a non-finite

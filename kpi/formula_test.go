@@ -443,9 +443,6 @@ func TestMetricsAndString(t *testing.T) {
 	if f.Metrics()[0] != "accuracy" {
 		t.Error("Metrics() exposes the formula's slice")
 	}
-	if f.String() != src {
-		t.Errorf("String() = %q", f.String())
-	}
 	c, errs := Compile("1 + 2", nil)
 	if errs != nil || len(c.Metrics()) != 0 {
 		t.Errorf("constant formula: metrics %v, errors %v", c.Metrics(), errs)
