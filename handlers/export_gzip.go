@@ -9,13 +9,6 @@ import (
 	"github.com/labstack/echo/v4"
 )
 
-// compressesItself lists the routes that gzip their own replies (see
-// startExport), which the server's gzip middleware therefore skips.
-var compressesItself = map[string]bool{
-	"/api/runs/:run/export": true,
-	"/api/export":           true,
-}
-
 // startExport sends the headers of a run export and returns the writer for
 // its body, gzipped when the client accepts it, and the func that ends it.
 // A million-item export is hundreds of megabytes: compress/gzip at the

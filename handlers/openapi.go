@@ -37,6 +37,7 @@ type apiRoute struct {
 	errs    []int    // error statuses the entry does not imply (409, 422, 502, …)
 	upload  bool     // the body is a task file (multipart field "file", or raw)
 	maybe   bool     // the body may be left out
+	gzips   bool     // the handler gzips its reply itself (startExport)
 	invalid any      // the 422 reply when it says more than ErrorJSON
 	// also are further successful replies by status (an import of outputs
 	// answers 201 with another body than a task import's 200).

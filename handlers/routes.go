@@ -16,6 +16,13 @@ import (
 
 // routes lists every route of Tribunal in one place.
 func (h *Handler) routes(e *echo.Echo) {
+	apiRoutes := h.apiRoutes()
+	gzipsItself := map[string]bool{}
+	for _, r := range apiRoutes {
+		if r.gzips {
+			gzipsItself["/api"+r.path] = true
+		}
+	}
 	e.Pre(securityHeaders, h.checkHost)
 	e.Use(middleware.Recover())
 	e.Use(h.requireAuth)
@@ -26,7 +33,7 @@ func (h *Handler) routes(e *echo.Echo) {
 	e.Use(middleware.GzipWithConfig(middleware.GzipConfig{
 		// Streams flush as they go; compressing them would hold frames back.
 		Skipper: func(c echo.Context) bool {
-			return strings.HasSuffix(c.Request().URL.Path, "/events") || compressesItself[c.Path()]
+			return strings.HasSuffix(c.Request().URL.Path, "/events") || gzipsItself[c.Path()]
 		},
 	}))
 
@@ -179,7 +186,7 @@ func (h *Handler) routes(e *echo.Echo) {
 
 	// JSON API: apiRoutes registers and documents every route.
 	api := e.Group("/api")
-	for _, r := range h.apiRoutes() {
+	for _, r := range apiRoutes {
 		api.Add(r.method, r.path, r.handler)
 	}
 	api.Any("/*", func(c echo.Context) error {
@@ -272,7 +279,7 @@ func (h *Handler) apiRoutes() []apiRoute {
 		{method: get, path: "/runs/:run/analysis", handler: h.apiRunAnalysis, summary: "Per-model means with CIs, paired tests, consistency, judge reliability", out: analysis.RunReport{}},
 		{method: get, path: "/runs/:run/pairwise", handler: h.apiRunPairwise, summary: "A pairwise run's leaderboard and flip rates", out: store.PairwiseReport{}},
 		{method: get, path: "/runs/:run/export", handler: h.apiExportRun, summary: "Export a run as CSV (one row per item), JSON or an HTML report", query: "format",
-			media: []string{"text/csv", "application/json", "text/html"}},
+			media: []string{"text/csv", "application/json", "text/html"}, gzips: true},
 		{method: get, path: "/runs/:run/events", handler: h.apiRunEvents, summary: "Server-sent events: log (RunLog), progress (ProgressEventJSON), end",
 			media: []string{"text/event-stream"}},
 		{method: post, path: "/runs/:run/retry-judging", handler: h.apiRetryJudging, summary: "Send the items whose judging failed back to the judge", out: RequeuedJSON{}, errs: conflict},
@@ -295,7 +302,7 @@ func (h *Handler) apiRoutes() []apiRoute {
 			query:  "kind format collection tags name dry_run filename judge_provider_id judge_model judge_ids checks",
 			upload: true, out: ImportedJSON{}, also: map[int]any{http.StatusCreated: runs.OutputsImport{}}, errs: conflict, invalid: ImportErrorJSON{}},
 		{method: get, path: "/export", handler: h.apiExportRuns, summary: "Export several runs as one JSON document or HTML comparison", query: "run_ids format",
-			media: []string{"application/json", "text/html"}},
+			media: []string{"application/json", "text/html"}, gzips: true},
 
 		{method: get, path: "/schedules", handler: h.apiListSchedules, summary: "List schedules", out: []ScheduleJSON{}},
 		{method: post, path: "/schedules", handler: h.apiCreateSchedule, summary: "Create a schedule", in: scheduleBody{}, out: ScheduleJSON{}, status: http.StatusCreated, errs: conflict},
