@@ -38,13 +38,21 @@ func equalSecret(a, b string) bool {
 	return subtle.ConstantTimeCompare(ha[:], hb[:]) == 1
 }
 
-// signedIn reports whether the request carries the token or the session cookie.
-func (h *Handler) signedIn(r *http.Request) bool {
+// signedIn reports whether the request carries the token or the session
+// cookie, and whether it sent a token (a Bearer header) to be checked.
+func (h *Handler) signedIn(r *http.Request) (ok, sentToken bool) {
 	if scheme, tok, ok := strings.Cut(r.Header.Get(echo.HeaderAuthorization), " "); ok && strings.EqualFold(scheme, "Bearer") {
-		return equalSecret(strings.TrimSpace(tok), h.authToken)
+		return equalSecret(strings.TrimSpace(tok), h.authToken), true
 	}
 	ck, err := r.Cookie(sessionCookie)
-	return err == nil && equalSecret(ck.Value, sessionValue(h.authToken))
+	return err == nil && equalSecret(ck.Value, sessionValue(h.authToken)), false
+}
+
+// tooManyGuesses is the 429 a client gets once it has sent maxWrongTokens
+// wrong tokens (see guessThrottle).
+func tooManyGuesses(c echo.Context, left time.Duration) error {
+	c.Response().Header().Set("Retry-After", retryAfter(left))
+	return echo.NewHTTPError(http.StatusTooManyRequests, "too many wrong tokens: try again in "+retryAfter(left)+" s")
 }
 
 // openPath is a route anyone may reach: health checks, assets, signing in and out.
@@ -70,7 +78,15 @@ func (h *Handler) requireAuth(next echo.HandlerFunc) echo.HandlerFunc {
 			return next(c)
 		}
 		r := c.Request()
-		signedIn := h.signedIn(r)
+		signedIn, sentToken := h.signedIn(r)
+		if sentToken {
+			if left, blocked := h.guesses.blocked(r); blocked {
+				return tooManyGuesses(c, left)
+			}
+			if !signedIn {
+				h.guesses.wrong(r)
+			}
+		}
 		session := views.SignedOut
 		if signedIn {
 			session = views.SignedIn
@@ -111,7 +127,7 @@ func localPath(next string) string {
 // nothing to sign in to or the browser already is.
 func (h *Handler) showLogin(c echo.Context) error {
 	next := localPath(c.QueryParam("next"))
-	if h.authToken == "" || h.signedIn(c.Request()) {
+	if signedIn, _ := h.signedIn(c.Request()); h.authToken == "" || signedIn {
 		return c.Redirect(http.StatusSeeOther, next)
 	}
 	return render(c, http.StatusOK, views.LoginPage(next, ""))
@@ -123,7 +139,13 @@ func (h *Handler) login(c echo.Context) error {
 	if h.authToken == "" {
 		return c.Redirect(http.StatusSeeOther, next)
 	}
+	r := c.Request()
+	if left, blocked := h.guesses.blocked(r); blocked {
+		c.Response().Header().Set("Retry-After", retryAfter(left))
+		return render(c, http.StatusTooManyRequests, views.LoginPage(next, "Too many wrong tokens from here: try again in "+retryAfter(left)+" seconds."))
+	}
 	if !equalSecret(c.FormValue("token"), h.authToken) {
+		h.guesses.wrong(r)
 		return render(c, http.StatusUnauthorized, views.LoginPage(next, "That is not the server's token."))
 	}
 	c.SetCookie(&http.Cookie{Name: sessionCookie, Value: sessionValue(h.authToken), Path: "/",

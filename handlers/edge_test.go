@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -238,6 +239,61 @@ func TestAuthToken(t *testing.T) {
 	res, _ = send(t, newRequest(t, "POST", srv.URL+"/logout", "", map[string]string{"Origin": srv.URL}))
 	if res.StatusCode != 303 || len(res.Cookies()) != 1 || res.Cookies()[0].MaxAge >= 0 {
 		t.Errorf("sign out: %d, cookies %v", res.StatusCode, res.Cookies())
+	}
+}
+
+// TestWrongTokensAreThrottled: a client that sent ten wrong tokens gets 429,
+// even with the right one, on the API and the sign-in form alike, while a
+// browser already signed in from the same address goes on.
+func TestWrongTokensAreThrottled(t *testing.T) {
+	const token = "correct-horse-battery-staple"
+	srv := serve(t, storetest.SQLite(t), handlers.WithEdge(handlers.Edge{AuthToken: token}))
+	form := func(tok string) *http.Request {
+		return newRequest(t, "POST", srv.URL+"/login", url.Values{"token": {tok}}.Encode(),
+			map[string]string{"Content-Type": "application/x-www-form-urlencoded", "Origin": srv.URL})
+	}
+	res, _ := send(t, form(token))
+	if res.StatusCode != 303 || len(res.Cookies()) != 1 {
+		t.Fatalf("sign in: %d, cookies %v", res.StatusCode, res.Cookies())
+	}
+	session := map[string]string{"Cookie": res.Cookies()[0].Name + "=" + res.Cookies()[0].Value}
+
+	for i := range 10 {
+		req := form("guess")
+		if i%2 == 0 {
+			req = newRequest(t, "GET", srv.URL+"/api/runs", "", map[string]string{"Authorization": "Bearer guess"})
+		}
+		if res, _ := send(t, req); res.StatusCode != 401 {
+			t.Fatalf("wrong token %d: %d, want 401", i+1, res.StatusCode)
+		}
+	}
+	for name, req := range map[string]*http.Request{
+		"API":           newRequest(t, "GET", srv.URL+"/api/runs", "", map[string]string{"Authorization": "Bearer " + token}),
+		"sign-in form":  form(token),
+		"API, no token": newRequest(t, "GET", srv.URL+"/api/runs", "", nil),
+		"session":       newRequest(t, "GET", srv.URL+"/api/runs", "", session),
+	} {
+		res, body := send(t, req)
+		want := 429
+		switch name {
+		case "API, no token":
+			want = 401
+		case "session":
+			want = 200
+		}
+		if res.StatusCode != want {
+			t.Errorf("%s after ten wrong tokens: %d %s, want %d", name, res.StatusCode, body, want)
+			continue
+		}
+		if want != 429 {
+			continue
+		}
+		if s, err := strconv.Atoi(res.Header.Get("Retry-After")); err != nil || s < 1 || s > 60 {
+			t.Errorf("%s: Retry-After %q, want 1–60 seconds", name, res.Header.Get("Retry-After"))
+		}
+		if len(res.Cookies()) != 0 || !strings.Contains(body, "try again in") {
+			t.Errorf("%s: cookies %v, body %s", name, res.Cookies(), body)
+		}
 	}
 }
 

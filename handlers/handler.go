@@ -39,7 +39,9 @@ type Handler struct {
 	runs      *runs.Service
 	hosts     hostGuard
 	authToken string
-	metrics   *metrics.Metrics
+	// guesses holds back clients that keep sending a wrong token.
+	guesses *guessThrottle
+	metrics *metrics.Metrics
 	// openAPI is the API's description, built once from the route table.
 	openAPI func() map[string]any
 	// imports keeps previewed task files until they are imported.
@@ -65,7 +67,7 @@ func WithMetrics(m *metrics.Metrics) Option {
 // New wires the handlers and registers their routes on a new Echo.
 func New(st *store.Store, eng *engine.Engine, logger *slog.Logger, opts ...Option) *echo.Echo {
 	h := &Handler{store: st, engine: eng, log: logger, hosts: newHostGuard(Edge{}), runs: runs.New(st, eng),
-		imports: newImportPreviews(time.Now)}
+		imports: newImportPreviews(time.Now), guesses: newGuessThrottle(time.Now)}
 	for _, opt := range opts {
 		opt(h)
 	}
