@@ -28,8 +28,7 @@ func (c *canvas) open(kind string, width, height float64, title, desc string) {
 	c.w(`<svg xmlns="http://www.w3.org/2000/svg" class="tb-chart tb-chart-`, kind,
 		`" viewBox="0 0 `, W, ` `, H, `" width="`, W, `" height="`, H,
 		`" preserveAspectRatio="xMinYMin meet" role="img" aria-label="`, esc(name),
-		`" font-family="`, fontFamily, `" font-size="12" fill="currentColor"`,
-		` style="width:100%;max-width:`, W, `px;height:auto;display:block;overflow:visible">`)
+		`" font-family="`, fontFamily, `" font-size="12" fill="currentColor">`)
 	c.w(`<title>`, esc(name), `</title><desc>`, esc(desc), `</desc>`)
 }
 

@@ -42,8 +42,11 @@ func checkFrame(t *testing.T, name string, svg *node) {
 	} else if strings.TrimSpace(svg.kids[1].text) == "" {
 		t.Errorf("%s: empty <desc>", name)
 	}
-	if !strings.HasPrefix(svg.attr["viewBox"], "0 0 ") || !strings.Contains(svg.attr["style"], "width:100%") {
-		t.Errorf("%s: want a viewBox and width:100%%, got viewBox=%q style=%q", name, svg.attr["viewBox"], svg.attr["style"])
+	if svg.attr["viewBox"] != "0 0 "+svg.attr["width"]+" "+svg.attr["height"] || svg.attr["class"] == "" {
+		t.Errorf("%s: want a viewBox of the natural width and height, and a class to size it by, got %v", name, svg.attr)
+	}
+	if _, ok := svg.attr["style"]; ok {
+		t.Errorf("%s: a style attribute, which the pages' Content-Security-Policy refuses", name)
 	}
 	if len(svg.all(func(n *node) bool { _, ok := n.attr["id"]; return ok })) > 0 {
 		t.Errorf("%s: output must not use id attributes", name)

@@ -10,14 +10,16 @@
 //
 // Look and feel:
 //
-//   - The SVG has a viewBox and scales to the width of its container
-//     (width:100%), but never beyond its natural Width, so text is never
-//     blown up on wide screens.
+//   - The SVG has a viewBox and its natural Width and Height; the page's
+//     stylesheet scales it down to a narrower container (.tb-chart
+//     {max-width: 100%; height: auto}, in assets/app.css and the reports'
+//     head), never up, so text is never blown up on wide screens. There is
+//     no style attribute: Tribunal's pages refuse inline styles.
 //   - Text, axes and grid lines use currentColor (with opacity), so they
 //     follow the surrounding page's text colour in light and dark themes.
 //     Data marks use mid-tone colours that read on both white and near-black
 //     backgrounds; heat-map cells carry their own contrasting text colour.
-//   - All styling is inline presentation attributes; elements also carry
+//   - All other styling is presentation attributes; elements also carry
 //     tb-* classes so a page stylesheet can override them.
 //   - Output has no id attributes (several charts can share a page) and is
 //     deterministic: the same input always yields the same bytes.

@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
 
@@ -60,7 +61,8 @@ type browser struct {
 	errs *errorLog // shared by the copies withT makes
 }
 
-// errorLog collects uncaught exceptions and console.error calls.
+// errorLog collects uncaught exceptions and console.error calls, and what
+// the Content-Security-Policy refused (reportViolations).
 type errorLog struct {
 	mu   sync.Mutex
 	list []string
@@ -107,6 +109,9 @@ func newBrowser(t *testing.T, base string) *browser {
 	if err := chromedp.Do(bctx, chromedp.Navigate("about:blank")); err != nil {
 		t.Fatalf("start browser %s: %v", path, err)
 	}
+	if _, err := chromedp.Call(bctx, page.AddScriptToEvaluateOnNewDocument, page.AddScriptToEvaluateOnNewDocumentParams{Source: reportViolations}); err != nil {
+		t.Fatalf("watch the browser's policy violations: %v", err)
+	}
 	err := chromedp.Listen(bctx, func(ev any) {
 		var msg string
 		switch ev := ev.(type) {
@@ -137,6 +142,15 @@ func newBrowser(t *testing.T, base string) *browser {
 	}
 	return b
 }
+
+// reportViolations runs in every page before its own scripts: whatever the
+// Content-Security-Policy refuses (an inline script, handler or style, an
+// eval) becomes a console.error, so every test that checks jsErrors checks
+// that the pages live within the policy.
+const reportViolations = `document.addEventListener("securitypolicyviolation", function (e) {
+	console.error("Content-Security-Policy refused " + e.violatedDirective + " on " + location.pathname + ": " +
+		(e.blockedURI || "inline") + " at " + e.sourceFile + ":" + e.lineNumber + " " + (e.target && e.target.outerHTML ? e.target.outerHTML.slice(0, 120) : ""));
+});`
 
 // jsErrors returns the JavaScript errors seen so far.
 func (b *browser) jsErrors() []string {

@@ -192,10 +192,13 @@ func TestEveryPageFitsAPhone(t *testing.T) {
 				t.Error(wide)
 			}
 			// The navigation is behind its menu button until opened.
-			if vis := mustEval[bool](b, "nav links", `(() => { const l = document.querySelector("header nav a[href='/providers']"); return !!l && l.offsetParent !== null })()`); vis {
+			linkShows := `(() => { const l = document.querySelector("header nav a[href='/providers']"); return !!l && l.offsetParent !== null })()`
+			if vis := mustEval[bool](b, "nav links", linkShows); vis {
 				t.Errorf("at 390 px the navigation shows its links without the menu being opened")
 			}
 			b.shot(shots, shotName(390, path))
+			b.click("[data-testid=nav-menu]")
+			b.check("the menu button shows the navigation's links", linkShows+` && document.querySelector("[data-testid=nav-menu]").getAttribute("aria-expanded") === "true"`, 2*time.Second)
 		})
 	}
 }

@@ -37,6 +37,19 @@ func TestNewRunFormUseCaseAndEstimate(t *testing.T) {
 		t.Errorf("estimate row for 2 support tasks: %q", cells)
 	}
 
+	// The task picker's buttons and boxes (assets/app.js): none, one by
+	// hand, which picks tasks by hand, then all.
+	boxes := `[...document.querySelectorAll("[data-testid=task-pick-items] input[type=checkbox]")]`
+	b.click("[data-testid=task-picker] details > summary")
+	b.click("[data-testid=load-tasks]")
+	b.waitFor("the use case's tasks to pick from", boxes+`.length === 2`, 10*time.Second)
+	b.click("[data-testid=task-pick-items] button[data-check-all=false]")
+	b.check("no task ticked", `!`+boxes+`.some(c => c.checked)`, 2*time.Second)
+	b.click("[data-testid=task-pick-items] input[type=checkbox]")
+	b.check("a ticked task picks tasks by hand", `document.querySelector("[data-testid=task-mode-pick]").checked`, 2*time.Second)
+	b.click("[data-testid=task-pick-items] button[data-check-all=true]")
+	b.check("every task ticked", boxes+`.every(c => c.checked)`, 2*time.Second)
+
 	b.typeInto("[data-testid=max-cost-usd]", "0.0001")
 	b.waitFor("the budget warning", `document.querySelector("[data-testid=estimate-over-budget]")`, 10*time.Second)
 	b.screenshot("/tmp/e2e-runform-estimate.png")

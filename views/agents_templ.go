@@ -1365,7 +1365,7 @@ func AgentServerRow(i int, s store.MCPServer) templ.Component {
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
-		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 127, "\" hx-swap=\"beforeend\">+ Header</button> <button type=\"button\" class=\"outline secondary\" onclick=\"this.closest('.agent-server').remove()\">Remove server</button></div></fieldset>")
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 127, "\" hx-swap=\"beforeend\">+ Header</button> <button type=\"button\" class=\"outline secondary\" data-remove=\".agent-server\">Remove server</button></div></fieldset>")
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}

@@ -881,7 +881,7 @@ func CompareView(p ComparePage) templ.Component {
 						return templ_7745c5c3_Err
 					}
 				}
-				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 66, "<select name=\"category\" aria-label=\"Category\" onchange=\"this.form.submit()\"><option value=\"\">All categories</option> ")
+				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 66, "<select name=\"category\" aria-label=\"Category\" data-submit-on-change><option value=\"\">All categories</option> ")
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
@@ -927,7 +927,7 @@ func CompareView(p ComparePage) templ.Component {
 						return templ_7745c5c3_Err
 					}
 				}
-				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 72, "</select> <select name=\"only\" aria-label=\"Only\" onchange=\"this.form.submit()\" data-testid=\"compare-only\"><option value=\"\">All tasks</option> <option value=\"disagreements\"")
+				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 72, "</select> <select name=\"only\" aria-label=\"Only\" data-submit-on-change data-testid=\"compare-only\"><option value=\"\">All tasks</option> <option value=\"disagreements\"")
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}

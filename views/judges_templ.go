@@ -29,10 +29,10 @@ func fieldInvalid(errs FieldErrors, field string) templ.Attributes {
 	return templ.Attributes{"aria-invalid": "true", "aria-describedby": "err-" + fieldID(field)}
 }
 
-// The hx-on::before-swap handlers of these pages make HTMX swap in the
-// answers to refused requests: a panel shown again with its problem (422),
-// or an error retargeted to #flash. HTMX 2 drops 4xx and 5xx responses
-// unless told otherwise.
+// The data-swap-errors wrappers of these pages make HTMX swap in the
+// answers to refused requests (assets/app.js): a panel shown again with its
+// problem (422), or an error retargeted to #flash. HTMX 2 drops 4xx and 5xx
+// responses unless told otherwise.
 
 func fieldID(field string) string { return strings.NewReplacer(".", "-", "_", "-").Replace(field) }
 
@@ -173,7 +173,7 @@ func JudgesPage(rows []JudgeRow, styles []store.JudgementStyle, form JudgeForm) 
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 5, "<hgroup><h1>Judges</h1><p>Judge models with a personality and a judgement style; a run may use a panel of them.</p></hgroup><div hx-on::before-swap=\"if(event.detail.isError&&(event.detail.xhr.status===422||event.detail.xhr.getResponseHeader('HX-Retarget'))){event.detail.shouldSwap=true;event.detail.isError=false}\">")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 5, "<hgroup><h1>Judges</h1><p>Judge models with a personality and a judgement style; a run may use a panel of them.</p></hgroup><div data-swap-errors>")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
@@ -800,7 +800,7 @@ func JudgeFormView(f JudgeForm) templ.Component {
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 62, " oninput=\"var o=[...this.list.options].find(o=>o.value===this.value),d=this.form.elements.personality_description;if(o&&!d.value.trim())d.value=o.dataset.description\"")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 62, " data-fills-description")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
@@ -1308,7 +1308,7 @@ func StylesPage(styles []store.JudgementStyle, form StyleForm) templ.Component {
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 104, "<hgroup><h1>Judgement styles</h1><p>How judges grade: a scale, metrics and the prompt. Editing a style adds a version; runs keep the version they used.</p></hgroup><div class=\"table-wrap\" hx-on::before-swap=\"if(event.detail.isError&&(event.detail.xhr.status===422||event.detail.xhr.getResponseHeader('HX-Retarget'))){event.detail.shouldSwap=true;event.detail.isError=false}\"><table class=\"dense\" data-testid=\"styles-table\"><thead><tr><th>Name</th><th class=\"num\">Version</th><th>Scale</th><th>Metrics</th><th>Updated</th><th></th></tr></thead> <tbody>")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 104, "<hgroup><h1>Judgement styles</h1><p>How judges grade: a scale, metrics and the prompt. Editing a style adds a version; runs keep the version they used.</p></hgroup><div class=\"table-wrap\" data-swap-errors><table class=\"dense\" data-testid=\"styles-table\"><thead><tr><th>Name</th><th class=\"num\">Version</th><th>Scale</th><th>Metrics</th><th>Updated</th><th></th></tr></thead> <tbody>")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
@@ -2404,7 +2404,7 @@ func MetricRowView(m MetricRow) templ.Component {
 			}
 			templ.ReleaseBuffer(templ_7745c5c3_Buffer)
 		}
-		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 199, "> <button type=\"button\" class=\"outline secondary\" onclick=\"this.closest('.metric-row').remove()\" aria-label=\"Remove metric\">✕</button></div>")
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 199, "> <button type=\"button\" class=\"outline secondary\" data-remove=\".metric-row\" aria-label=\"Remove metric\">✕</button></div>")
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}

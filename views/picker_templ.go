@@ -213,7 +213,7 @@ func RunTaskList(tasks []store.TaskBrief, total int64, picked map[string]bool) t
 				return templ_7745c5c3_Err
 			}
 		} else {
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 18, "<div data-testid=\"task-pick-items\"><p><button type=\"button\" class=\"outline secondary\" onclick=\"this.closest('[data-testid=task-pick-items]').querySelectorAll('input[type=checkbox]').forEach(function(c){c.checked=true});document.querySelector('[data-testid=task-mode-pick]').checked=true\">Select all</button> <button type=\"button\" class=\"outline secondary\" onclick=\"this.closest('[data-testid=task-pick-items]').querySelectorAll('input[type=checkbox]').forEach(function(c){c.checked=false})\">Deselect all</button> ")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 18, "<div data-testid=\"task-pick-items\"><p><button type=\"button\" class=\"outline secondary\" data-check-all=\"true\">Select all</button> <button type=\"button\" class=\"outline secondary\" data-check-all=\"false\">Deselect all</button> ")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
@@ -277,7 +277,7 @@ func RunTaskList(tasks []store.TaskBrief, total int64, picked map[string]bool) t
 						return templ_7745c5c3_Err
 					}
 				}
-				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 26, " onchange=\"document.querySelector('[data-testid=task-mode-pick]').checked=true\"> <strong>")
+				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 26, " data-picks-task> <strong>")
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}

@@ -869,7 +869,7 @@ func PrefixedHeaderRow(prefix string, hd store.Header) templ.Component {
 				return templ_7745c5c3_Err
 			}
 		}
-		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 69, ">plain</option></select> <button type=\"button\" class=\"outline secondary\" onclick=\"this.closest('.header-row').remove()\">Remove</button></div>")
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 69, ">plain</option></select> <button type=\"button\" class=\"outline secondary\" data-remove=\".header-row\">Remove</button></div>")
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}

@@ -301,14 +301,14 @@ func NewRunPage(f NewRunForm) templ.Component {
 						return templ_7745c5c3_Err
 					}
 				}
-				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 26, "</div><!-- Each new picker gets an index never used before on this page, even after removals. --><button type=\"button\" class=\"outline secondary\" hx-get=\"/runs/new/target\" hx-target=\"#targets\" hx-swap=\"beforeend\" hx-vals=\"")
+				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 26, "</div><!-- Each new picker gets an index never used before on this page, even after removals. --><button type=\"button\" class=\"outline secondary\" hx-get=\"/runs/new/target\" hx-target=\"#targets\" hx-swap=\"beforeend\" data-next-index=\"")
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
 				var templ_7745c5c3_Var11 string
-				templ_7745c5c3_Var11, templ_7745c5c3_Err = templruntime.NewAttributeExpression(fmt.Sprintf("js:{i: (window.tribunalTargetSeq = (window.tribunalTargetSeq ?? %d) + 1)}", len(f.Targets)-1)).Resolve(ctx)
+				templ_7745c5c3_Var11, templ_7745c5c3_Err = templruntime.NewAttributeExpression(strconv.Itoa(len(f.Targets))).Resolve(ctx)
 				if templ_7745c5c3_Err != nil {
-					return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/runform.templ`, Line: 104, Col: 122}
+					return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/runform.templ`, Line: 104, Col: 52}
 				}
 				_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var11)
 				if templ_7745c5c3_Err != nil {
@@ -716,7 +716,7 @@ func ModelPicker(role string, i int, providers []store.Provider, c ModelChoice) 
 			return templ_7745c5c3_Err
 		}
 		if role == "target" {
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 67, "<button type=\"button\" class=\"outline secondary\" onclick=\"this.closest('.model-picker').remove()\" aria-label=\"Remove model\">✕</button> <details class=\"settings\"><summary>Settings</summary><div class=\"grid\"><label>Temperature <input type=\"number\" step=\"0.05\" min=\"0\" max=\"2\" name=\"target_temperature\" value=\"")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 67, "<button type=\"button\" class=\"outline secondary\" data-remove=\".model-picker\" aria-label=\"Remove model\">✕</button> <details class=\"settings\"><summary>Settings</summary><div class=\"grid\"><label>Temperature <input type=\"number\" step=\"0.05\" min=\"0\" max=\"2\" name=\"target_temperature\" value=\"")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}

@@ -1782,14 +1782,14 @@ func scheduleTemplate(f NewRunForm) templ.Component {
 					return templ_7745c5c3_Err
 				}
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 173, "</div><button type=\"button\" class=\"outline secondary\" hx-get=\"/runs/new/target\" hx-target=\"#targets\" hx-swap=\"beforeend\" hx-vals=\"")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 173, "</div><button type=\"button\" class=\"outline secondary\" hx-get=\"/runs/new/target\" hx-target=\"#targets\" hx-swap=\"beforeend\" data-next-index=\"")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
 			var templ_7745c5c3_Var73 string
-			templ_7745c5c3_Var73, templ_7745c5c3_Err = templruntime.NewAttributeExpression(fmt.Sprintf("js:{i: (window.tribunalTargetSeq = (window.tribunalTargetSeq ?? %d) + 1)}", len(f.Targets)-1)).Resolve(ctx)
+			templ_7745c5c3_Var73, templ_7745c5c3_Err = templruntime.NewAttributeExpression(strconv.Itoa(len(f.Targets))).Resolve(ctx)
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/schedules.templ`, Line: 346, Col: 120}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/schedules.templ`, Line: 346, Col: 50}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var73)
 			if templ_7745c5c3_Err != nil {

@@ -214,7 +214,7 @@ func watchPage(title, tab string, unread int64) templ.Component {
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 13, "</a></li></ul></nav><!-- HTMX swaps in refused answers too: 422 forms, errors retargeted to #flash. --> <div hx-on::before-swap=\"if(event.detail.isError&&(event.detail.xhr.status===422||event.detail.xhr.getResponseHeader('HX-Retarget'))){event.detail.shouldSwap=true;event.detail.isError=false}\">")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 13, "</a></li></ul></nav><!-- HTMX swaps in refused answers too: 422 forms, errors retargeted to #flash. --> <div data-swap-errors>")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
