@@ -28,9 +28,9 @@
 //	  (with costs)                                 passed, mean score, costs)
 //	a model's time and tokens        analytics.go  spreadOf (mean, median of the middle
 //	  (mean, median, std, min, max)                two, population std; store.RunFigures
-//	                                               sums in SQL in the summary's one scan
-//	                                               of the items, medians from counted
-//	                                               values or a bounded sort)
+//	                                               counts each measure's distinct values
+//	                                               per target in SQL, and sums and picks
+//	                                               the medians from the counts)
 //	a model's human grades,          analytics.go  gradesOf (correct ÷ graded; correct 1,
 //	  accuracy and weighted score                  partial 0.5, wrong 0)
 //	an agent's tool analytics        agent.go      toolStatsOf (calls and turns per item,

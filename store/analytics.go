@@ -27,10 +27,6 @@ type TargetMeasures struct {
 // measureColumns are the item columns a target's measures aggregate.
 var measureColumns = []string{"time_ms", "completion_tokens", "prompt_tokens"}
 
-func (m *TargetMeasures) moments() []*Moments {
-	return []*Moments{&m.TimeMs, &m.CompletionTokens, &m.PromptTokens}
-}
-
 // TargetGrades counts one target's human grades.
 type TargetGrades struct {
 	RunTargetID             int64

@@ -83,13 +83,13 @@ func (s *Store) EachTaskResult(ctx context.Context, runID int64, fn func(TaskRes
 
 // streamedRead runs fn, a read of a run's items grouped in the order of an
 // index, in a transaction that, on PostgreSQL, walks that index: the
-// planner would rather sort a parallel scan's rows (spilling to disk at a
-// million items, and more than twice as slow), not knowing the index walk
-// streams the groups with no sort at all.
+// planner would rather sort a parallel scan's rows, or a bitmap scan's
+// (spilling to disk at a million items, and more than twice as slow), not
+// knowing the index walk streams the groups with no sort at all.
 func (s *Store) streamedRead(ctx context.Context, fn func(tx *Store) error) error {
 	return s.Transact(ctx, func(tx *Store) error {
 		if s.dialect == Postgres {
-			for _, set := range []string{`SET LOCAL enable_seqscan = off`, `SET LOCAL max_parallel_workers_per_gather = 0`} {
+			for _, set := range []string{`SET LOCAL enable_seqscan = off`, `SET LOCAL enable_bitmapscan = off`, `SET LOCAL max_parallel_workers_per_gather = 0`} {
 				if err := tx.conn(ctx).Exec(set).Error; err != nil {
 					return fmt.Errorf("store: plan an index walk: %w", err)
 				}

@@ -264,3 +264,33 @@ func nearPtr(a, b *float64) bool {
 	}
 	return near(*a, *b)
 }
+
+// A target none of whose items has a measured value keeps its place in the
+// measures, with zero moments, and no mean time or tokens in its figures:
+// its counted values are none at all.
+func TestRunFiguresTargetWithoutMeasures(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, st *store.Store) {
+		ctx := context.Background()
+		run := makeRun(t, st, 3, 2)
+		measured, bare := run.Targets[0].ID, run.Targets[1].ID
+		storetest.Exec(t, st, `UPDATE items SET time_ms = 10 * id, completion_tokens = id, prompt_tokens = 7 WHERE run_target_id = ?`, measured)
+		got, err := st.RunFigures(ctx, run.ID, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(got.Measures) != 2 || got.Measures[0].RunTargetID != measured || got.Measures[1].RunTargetID != bare {
+			t.Fatalf("measures %+v, want both targets in order", got.Measures)
+		}
+		if m := got.Measures[0]; m.TimeMs.N != 3 || m.PromptTokens.Median != 7 {
+			t.Errorf("measured target %+v, want 3 times and a prompt median of 7", m)
+		}
+		if m := got.Measures[1]; m != (store.TargetMeasures{RunTargetID: bare}) {
+			t.Errorf("bare target %+v, want zero moments", m)
+		}
+		for _, pm := range got.Summary.PerModel {
+			if hasTime := pm.AvgTimeMs != nil; hasTime != (pm.TargetID == measured) || (pm.AvgTokens != nil) != hasTime {
+				t.Errorf("%s: mean time %v, tokens %v; want them for the measured target alone", pm.Label, pm.AvgTimeMs, pm.AvgTokens)
+			}
+		}
+	})
+}
