@@ -266,9 +266,33 @@ func (s *Store) addCollectionTasks(ctx context.Context, id int64, taskIDs []int6
 	if err != nil {
 		return err
 	}
+	if s.dialect == Postgres {
+		return s.withoutKeyChecks(ctx, func() error { return s.linkTasksPg(ctx, id, list, arg) })
+	}
 	// The WHERE makes SQLite read ON CONFLICT as the upsert clause.
 	if err := s.execList(ctx, `INSERT INTO collection_tasks (collection_id, task_id)
 		SELECT ?, l.value FROM `+list+` WHERE true
+		ON CONFLICT (collection_id, task_id) DO NOTHING`, id, arg); err != nil {
+		return fmt.Errorf("store: add collection tasks: %w", err)
+	}
+	return nil
+}
+
+// linkTasksPg adds the tasks of list to collection id on PostgreSQL. It
+// locks the collection and the tasks once each, as the key checks would
+// row by row (see withoutKeyChecks): a task deleted meanwhile is not added,
+// and a delete of the collection or a task waits for this transaction, then
+// cascades to the new links.
+func (s *Store) linkTasksPg(ctx context.Context, id int64, list string, arg any) error {
+	var locked []int64
+	if err := s.conn(ctx).Raw(`SELECT id FROM collections WHERE id = ? FOR KEY SHARE`, id).Scan(&locked).Error; err != nil {
+		return fmt.Errorf("store: lock collection %d: %w", id, err)
+	}
+	if len(locked) == 0 {
+		return fmt.Errorf("store: add collection tasks: %w", &NotFoundError{What: "collection", ID: id})
+	}
+	if err := s.execList(ctx, `INSERT INTO collection_tasks (collection_id, task_id)
+		SELECT ?, t.id FROM tasks t WHERE t.id IN (SELECT l.value FROM `+list+`) FOR KEY SHARE OF t
 		ON CONFLICT (collection_id, task_id) DO NOTHING`, id, arg); err != nil {
 		return fmt.Errorf("store: add collection tasks: %w", err)
 	}
