@@ -28,8 +28,14 @@ func (s *Store) createItems(ctx context.Context, fill itemFill) error {
 // reserved ids on PostgreSQL (see fillItems). Each offset names its item:
 // the repeat, the target by position and the task by id, so the rows come
 // out of generate_series in id order, with no sort.
+//
+// The three foreign-key checks per row were over half of a million-item
+// run's creation, and they cannot fail here: each item's run, task and
+// target are rows the creation committed, hidden (see createRun), and the
+// only deletes of a hidden run's rows, the purge's, wait for the run-start
+// lock the creation holds.
 func (s *Store) insertItemRange(ctx context.Context, fill itemFill, lo, hi int64) error {
-	return s.withoutItemKeyChecks(ctx, func() error {
+	return s.withoutKeyChecks(ctx, func() error {
 		err := s.conn(ctx).Exec(`INSERT INTO items (id, run_id, run_task_id, run_target_id, repeat_index, status, request, updated_at)
 			SELECT @first + g, @run, (a.tasks)[g % @tasks + 1], (a.targets)[(g / @tasks) % @targets + 1], g / @per_repeat + 1,
 				'NEW', '{}', @now
@@ -43,32 +49,4 @@ func (s *Store) insertItemRange(ctx context.Context, fill itemFill, lo, hi int64
 		}
 		return nil
 	})
-}
-
-// withoutItemKeyChecks runs fn, which inserts a hidden run's items, without
-// PostgreSQL's three foreign-key checks per item row, when the role may
-// turn them off (session_replication_role, a superuser's); else with them.
-// The checks were over half of a million-item run's creation, and they
-// cannot fail there: each item's run, task and target are rows the
-// creation committed, hidden (see createRun), and the only deletes of a
-// hidden run's rows, the purge's, wait for the run-start lock the creation
-// holds. The constraints stay, with their cascades, for every other write.
-func (s *Store) withoutItemKeyChecks(ctx context.Context, fn func() error) error {
-	var super bool
-	if err := s.conn(ctx).Raw(`SELECT current_setting('is_superuser') = 'on'`).Scan(&super).Error; err != nil {
-		return fmt.Errorf("read role: %w", err)
-	}
-	if !super {
-		return fn()
-	}
-	if err := s.conn(ctx).Exec(`SET LOCAL session_replication_role = replica`).Error; err != nil {
-		return fmt.Errorf("turn key checks off: %w", err)
-	}
-	if err := fn(); err != nil {
-		return err
-	}
-	if err := s.conn(ctx).Exec(`SET LOCAL session_replication_role = origin`).Error; err != nil {
-		return fmt.Errorf("turn key checks on: %w", err)
-	}
-	return nil
 }

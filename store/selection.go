@@ -197,32 +197,44 @@ func (s *Store) runTaskCount(ctx context.Context, in RunInput) (int64, error) {
 // task of the pool once (even when it sits in several collections or
 // groups), or the ones the task selection or the hand-picked ids choose among them.
 func (s *Store) freezeTasks(ctx context.Context, runID int64, in RunInput) error {
+	if err := s.withoutKeyChecks(ctx, func() error { return s.copyTasks(ctx, runID, in) }); err != nil {
+		return err
+	}
+	return s.freezeUseCases(ctx, runID)
+}
+
+// copyTasks inserts the run's copies of its tasks. On PostgreSQL each
+// statement locks the tasks it copies, as the key check of task_id would
+// row by row (see withoutKeyChecks): a task deleted meanwhile is not
+// copied, and one deleted later waits for the run, then unlinks its copy.
+// The run is this transaction's own row.
+func (s *Store) copyTasks(ctx context.Context, runID int64, in RunInput) error {
 	insert := `INSERT INTO run_tasks (run_id, task_id, ` + runTaskColumns + `)
 			SELECT ?, t.id, ` + runTaskColumnsOfT + `
 			FROM tasks t WHERE `
+	lock := ""
+	if s.dialect == Postgres {
+		lock = " FOR KEY SHARE OF t"
+	}
 	if in.picksAll() {
 		pool, args := in.taskPool()
 		err := s.conn(ctx).Exec(insert+`t.id IN (SELECT id FROM tasks WHERE `+pool+`)
-			ORDER BY t.task_key`, append([]any{runID}, args...)...).Error
+			ORDER BY t.task_key`+lock, append([]any{runID}, args...)...).Error
 		if err != nil {
 			return fmt.Errorf("store: freeze run tasks: %w", err)
 		}
-		return s.freezeUseCases(ctx, runID)
+		return nil
 	}
 	picked, err := s.pickTasks(ctx, in)
 	if err != nil {
 		return err
 	}
-	err = inChunks(picked, func(part []int64) error {
-		if err := s.conn(ctx).Exec(insert+`t.id IN ? ORDER BY t.task_key`, runID, part).Error; err != nil {
+	return inChunks(picked, func(part []int64) error {
+		if err := s.conn(ctx).Exec(insert+`t.id IN ? ORDER BY t.task_key`+lock, runID, part).Error; err != nil {
 			return fmt.Errorf("store: freeze run tasks: %w", err)
 		}
 		return nil
 	})
-	if err != nil {
-		return err
-	}
-	return s.freezeUseCases(ctx, runID)
 }
 
 // freezeUseCases copies what each saved use case of the run's tasks adds to
