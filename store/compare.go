@@ -1,11 +1,14 @@
 package store
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"fmt"
 	"slices"
 	"strings"
+
+	"golang.org/x/sync/errgroup"
 )
 
 // TaskResult is one target's result on one task of a run, averaged over repeats.
@@ -87,11 +90,17 @@ func (s *Store) EachTaskResult(ctx context.Context, runID int64, fn func(TaskRes
 // million items, and more than twice as slow), not knowing the index walk
 // streams the groups with no sort at all.
 func (s *Store) streamedRead(ctx context.Context, fn func(tx *Store) error) error {
+	return s.plannedRead(ctx, fn, `SET LOCAL enable_seqscan = off`, `SET LOCAL max_parallel_workers_per_gather = 0`)
+}
+
+// plannedRead runs fn in a transaction that, on PostgreSQL, first applies
+// the planner settings given (SET LOCAL, so for this read alone).
+func (s *Store) plannedRead(ctx context.Context, fn func(tx *Store) error, settings ...string) error {
 	return s.Transact(ctx, func(tx *Store) error {
 		if s.dialect == Postgres {
-			for _, set := range []string{`SET LOCAL enable_seqscan = off`, `SET LOCAL max_parallel_workers_per_gather = 0`} {
+			for _, set := range settings {
 				if err := tx.conn(ctx).Exec(set).Error; err != nil {
-					return fmt.Errorf("store: plan an index walk: %w", err)
+					return fmt.Errorf("store: plan a read (%s): %w", set, err)
 				}
 			}
 		}
@@ -222,39 +231,72 @@ type JudgeRepeat struct {
 	MaxScore   float64
 }
 
-// JudgeProbes reads a run's judge scores for the reliability card.
+// JudgeProbes reads a run's judge scores for the reliability card. Its two
+// reads each scan the run's items and are independent: they run side by
+// side, on two connections.
 func (s *Store) JudgeProbes(ctx context.Context, runID int64) (*JudgeProbe, error) {
 	out := &JudgeProbe{}
-	// Tallied by the database: a million verdicts are a few hundred
-	// (score, length) pairs, and their ranks are all the card's Spearman needs.
-	rows, err := s.conn(ctx).Raw(`SELECT sc.run_judge_id, sc.score, LENGTH(COALESCE(i.response, '')) AS length, COUNT(*)
-		FROM scores sc JOIN items i ON i.id = sc.item_id
-		WHERE sc.run_id = ? AND sc.metric = 'score' AND sc.run_judge_id IS NOT NULL
-		GROUP BY sc.run_judge_id, sc.score, LENGTH(COALESCE(i.response, ''))
-		ORDER BY 1, 2, 3`, runID).Rows()
+	g, gctx := errgroup.WithContext(ctx)
+	g.Go(func() (err error) {
+		out.Lengths, err = s.judgeLengths(gctx, runID)
+		return err
+	})
+	g.Go(func() (err error) {
+		out.Repeats, err = s.judgeRepeats(gctx, runID)
+		return err
+	})
+	if err := g.Wait(); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// judgeLengths tallies each judge's (score, answer length) pairs, in that
+// order. The database tallies them: a million verdicts are a few hundred
+// pairs, and their ranks are all the card's Spearman needs. On PostgreSQL
+// the read gets the memory to hash the run's items whole (a million are
+// about 90 MB): with the default it split the join into 16 batches spilled
+// to disk, and sorted every joined row to count a few hundred groups.
+func (s *Store) judgeLengths(ctx context.Context, runID int64) ([]JudgeLength, error) {
+	var out []JudgeLength
+	err := s.plannedRead(ctx, func(tx *Store) error {
+		rows, err := tx.conn(ctx).Raw(`SELECT sc.run_judge_id, sc.score, LENGTH(COALESCE(i.response, '')) AS length, COUNT(*)
+			FROM scores sc JOIN items i ON i.id = sc.item_id
+			WHERE sc.run_id = ? AND i.run_id = ? AND sc.metric = 'score' AND sc.run_judge_id IS NOT NULL
+			GROUP BY sc.run_judge_id, sc.score, LENGTH(COALESCE(i.response, ''))`, runID, runID).Rows()
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		var l JudgeLength
+		dest := []any{&l.RunJudgeID, &l.Score, &l.Length, &l.N}
+		for rows.Next() {
+			if err := rows.Scan(dest...); err != nil {
+				return err
+			}
+			out = append(out, l)
+		}
+		return rows.Err()
+	}, `SET LOCAL work_mem = '64MB'`)
 	if err != nil {
 		return nil, fmt.Errorf("store: judge lengths: %w", err)
 	}
-	defer rows.Close()
-	var l JudgeLength
-	dest := []any{&l.RunJudgeID, &l.Score, &l.Length, &l.N}
-	for rows.Next() {
-		if err := rows.Scan(dest...); err != nil {
-			return nil, fmt.Errorf("store: judge lengths: %w", err)
-		}
-		out.Lengths = append(out.Lengths, l)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("store: judge lengths: %w", err)
-	}
-	rows.Close()
-	// A judge scores an item once (scores are unique by item, source and
-	// metric, and a judge is its source), so an answer it judged twice is
-	// two items of one task with the same text: found among the items
-	// alone before any verdict is read, instead of grouping a million
-	// verdicts by their answers' text. Materialized, so that PostgreSQL's
-	// parallel workers do not each group the items again.
-	err = s.conn(ctx).Raw(`WITH twice AS MATERIALIZED (
+	slices.SortFunc(out, func(a, b JudgeLength) int {
+		return cmp.Or(cmp.Compare(a.RunJudgeID, b.RunJudgeID), cmp.Compare(a.Score, b.Score), cmp.Compare(a.Length, b.Length))
+	})
+	return out, nil
+}
+
+// judgeRepeats finds each judge's scores of the answers it judged more than
+// once. A judge scores an item once (scores are unique by item, source and
+// metric, and a judge is its source), so an answer it judged twice is two
+// items of one task with the same text: found among the items alone before
+// any verdict is read, instead of grouping a million verdicts by their
+// answers' text. Materialized, so that PostgreSQL's parallel workers do not
+// each group the items again.
+func (s *Store) judgeRepeats(ctx context.Context, runID int64) ([]JudgeRepeat, error) {
+	var out []JudgeRepeat
+	err := s.conn(ctx).Raw(`WITH twice AS MATERIALIZED (
 			SELECT run_task_id, response FROM items
 			WHERE run_id = ? AND response IS NOT NULL
 			GROUP BY run_task_id, response HAVING COUNT(*) > 1)
@@ -264,7 +306,7 @@ func (s *Store) JudgeProbes(ctx context.Context, runID int64) (*JudgeProbe, erro
 		JOIN scores sc ON sc.item_id = i.id
 		WHERE i.run_id = ? AND sc.run_id = ? AND sc.metric = 'score' AND sc.run_judge_id IS NOT NULL
 		GROUP BY sc.run_judge_id, i.run_task_id, i.response
-		HAVING COUNT(*) > 1`, runID, runID, runID).Scan(&out.Repeats).Error
+		HAVING COUNT(*) > 1`, runID, runID, runID).Scan(&out).Error
 	if err != nil {
 		return nil, fmt.Errorf("store: judge repeats: %w", err)
 	}
