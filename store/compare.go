@@ -5,6 +5,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 
@@ -43,6 +44,13 @@ func (s *Store) TaskResults(ctx context.Context, runID int64) ([]TaskResult, err
 // target and then task id, without holding them: a million-item run has
 // half a million. An error from fn ends the scan and is returned.
 func (s *Store) EachTaskResult(ctx context.Context, runID int64, fn func(TaskResult) error) error {
+	return s.EachTaskResultOfTargets(ctx, runID, 0, math.MaxInt64, fn)
+}
+
+// EachTaskResultOfTargets is EachTaskResult for the run's targets whose
+// ids are from first to last, so that ranges of a run's targets can be
+// read side by side.
+func (s *Store) EachTaskResultOfTargets(ctx context.Context, runID, first, last int64, fn func(TaskResult) error) error {
 	judges, err := s.RunJudges(ctx, runID)
 	if err != nil {
 		return err
@@ -66,7 +74,7 @@ func (s *Store) EachTaskResult(ctx context.Context, runID int64, fn func(TaskRes
 		return nil
 	}
 	err = s.streamedRead(ctx, func(tx *Store) error {
-		return tx.eachTargetTaskGroup(ctx, runID, PassThreshold(judges), func(r TaskResult, taskID int64) error {
+		return tx.eachTargetTaskGroup(ctx, runID, first, last, PassThreshold(judges), func(r TaskResult, taskID int64) error {
 			if len(target) > 0 && target[0].RunTargetID != r.RunTargetID {
 				if err := flush(); err != nil {
 					return err
@@ -108,17 +116,18 @@ func (s *Store) plannedRead(ctx context.Context, fn func(tx *Store) error, setti
 	})
 }
 
-// eachTargetTaskGroup calls fn with the run's items grouped by (target,
-// task), in (target, task row id) order, the task's names left empty. The
+// eachTargetTaskGroup calls fn with the items of the run's targets first
+// to last grouped by (target, task), in (target, task row id) order, the
+// task's names left empty. The
 // rows are scanned by hand: GORM's reflective scan allocated several times
 // their size.
-func (s *Store) eachTargetTaskGroup(ctx context.Context, runID int64, pass float64, fn func(r TaskResult, taskID int64) error) error {
+func (s *Store) eachTargetTaskGroup(ctx context.Context, runID, first, last int64, pass float64, fn func(r TaskResult, taskID int64) error) error {
 	rows, err := s.conn(ctx).Raw(`SELECT i.run_target_id, i.run_task_id, COUNT(*) AS items, COUNT(i.score) AS scored,
 			SUM(CASE WHEN i.score >= ? THEN 1 ELSE 0 END) AS passed, AVG(i.score) AS score, MIN(i.score) AS min_score,
 			MAX(i.score) AS max_score, AVG(i.time_ms) AS time_ms, AVG(i.tokens_per_s) AS tps, SUM(i.cost_usd) AS cost_usd
-		FROM items i WHERE i.run_id = ?
+		FROM items i WHERE i.run_id = ? AND i.run_target_id BETWEEN ? AND ?
 		GROUP BY i.run_target_id, i.run_task_id
-		ORDER BY i.run_target_id, i.run_task_id`, pass, runID).Rows()
+		ORDER BY i.run_target_id, i.run_task_id`, pass, runID, first, last).Rows()
 	if err != nil {
 		return fmt.Errorf("store: task results: %w", err)
 	}
