@@ -3,10 +3,10 @@ package store
 import (
 	"cmp"
 	"context"
-	"database/sql"
 	"fmt"
 	"math"
 	"slices"
+	"strconv"
 	"strings"
 
 	"golang.org/x/sync/errgroup"
@@ -133,10 +133,11 @@ func (s *Store) eachTargetTaskGroup(ctx context.Context, runID, first, last int6
 	}
 	defer rows.Close()
 	// The scan's destinations are made once, not per row; a row's numbers
-	// share one allocation.
+	// share one allocation, and arrive as the driver gives them: scanned
+	// into sql.NullFloat64, each took a reflective conversion.
 	var scanned TaskResult
 	var taskID int64
-	var nums [6]sql.NullFloat64
+	var nums [6]any
 	dest := []any{&scanned.RunTargetID, &taskID, &scanned.Items, &scanned.Scored, &scanned.Passed,
 		&nums[0], &nums[1], &nums[2], &nums[3], &nums[4], &nums[5]}
 	for rows.Next() {
@@ -146,8 +147,11 @@ func (s *Store) eachTargetTaskGroup(ctx context.Context, runID, first, last int6
 		r := scanned
 		vals := new([6]float64)
 		for i, p := range [...]**float64{&r.Score, &r.MinScore, &r.MaxScore, &r.TimeMs, &r.TPS, &r.CostUSD} {
-			if nums[i].Valid {
-				vals[i] = nums[i].Float64
+			ok, err := floatOf(nums[i], &vals[i])
+			if err != nil {
+				return fmt.Errorf("store: task results: %w", err)
+			}
+			if ok {
 				*p = &vals[i]
 			}
 		}
@@ -159,6 +163,30 @@ func (s *Store) eachTargetTaskGroup(ctx context.Context, runID, first, last int6
 		return fmt.Errorf("store: task results: %w", err)
 	}
 	return nil
+}
+
+// floatOf reads a nullable number as a driver gives it into dst, as
+// sql.NullFloat64 would: false for NULL.
+func floatOf(v any, dst *float64) (bool, error) {
+	switch v := v.(type) {
+	case nil:
+		return false, nil
+	case float64:
+		*dst = v
+	case int64:
+		*dst = float64(v)
+	case []byte:
+		return floatOf(string(v), dst)
+	case string:
+		f, err := strconv.ParseFloat(v, 64)
+		if err != nil {
+			return false, fmt.Errorf("read a number: %w", err)
+		}
+		*dst = f
+	default:
+		return false, fmt.Errorf("read a number: unexpected %T", v)
+	}
+	return true, nil
 }
 
 // taskName is what a task result names its task by.
