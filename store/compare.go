@@ -95,10 +95,12 @@ func (s *Store) EachTaskResultOfTargets(ctx context.Context, runID, first, last 
 // streamedRead runs fn, a read of a run's items grouped in the order of an
 // index, in a transaction that, on PostgreSQL, walks that index: the
 // planner would rather sort a parallel scan's rows (spilling to disk at a
-// million items, and more than twice as slow), not knowing the index walk
-// streams the groups with no sort at all.
+// million items, and more than twice as slow), or for a range of targets
+// a bitmap scan's, not knowing the index walk streams the groups with no
+// sort at all.
 func (s *Store) streamedRead(ctx context.Context, fn func(tx *Store) error) error {
-	return s.plannedRead(ctx, fn, `SET LOCAL enable_seqscan = off`, `SET LOCAL max_parallel_workers_per_gather = 0`)
+	return s.plannedRead(ctx, fn, `SET LOCAL enable_seqscan = off`, `SET LOCAL enable_bitmapscan = off`,
+		`SET LOCAL enable_sort = off`, `SET LOCAL max_parallel_workers_per_gather = 0`)
 }
 
 // plannedRead runs fn in a transaction that, on PostgreSQL, first applies
