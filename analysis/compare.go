@@ -78,6 +78,9 @@ func Entries(run *store.Run, pass float64, results []store.TaskResult) []Entry {
 	for i, t := range run.Targets {
 		out[i] = Entry{RunID: run.ID, RunName: run.Name, TargetID: t.ID, Model: t.Model, Provider: t.ProviderName, Version: t.Version,
 			Tasks: make(map[string]store.TaskResult, sizes[i]), PassThreshold: pass}
+		if sizes[i] > 0 {
+			out[i].keys = make([]string, 0, sizes[i])
+		}
 		if t.IsAgent() {
 			out[i].Model = t.Label()
 			if t.AgentID != nil {
@@ -85,13 +88,21 @@ func Entries(run *store.Run, pass float64, results []store.TaskResult) []Entry {
 			}
 		}
 	}
+	// The keys are listed in the results' order, which is task order when
+	// they come from the store (EachTaskResult), so that their sort has
+	// nothing to move; a task listed twice has them read from the map.
 	for _, r := range results {
 		if i, ok := index[r.RunTargetID]; ok {
 			out[i].Tasks[r.TaskKey] = r
+			out[i].keys = append(out[i].keys, r.TaskKey)
 		}
 	}
 	for i := range out {
-		out[i].keys = slices.Sorted(maps.Keys(out[i].Tasks))
+		if len(out[i].keys) != len(out[i].Tasks) {
+			out[i].keys = slices.Sorted(maps.Keys(out[i].Tasks))
+			continue
+		}
+		slices.Sort(out[i].keys)
 	}
 	return out
 }

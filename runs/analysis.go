@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 
 	"golang.org/x/sync/errgroup"
@@ -211,22 +213,72 @@ type runTasks struct {
 	consistency   []analysis.ModelConsistency
 }
 
+// taskReadParts is how many ranges of a run's targets readRunTasks reads
+// side by side, on as many connections: the read is the longest of the
+// statistics, and each range's index walk then has a core of its own.
+const taskReadParts = 2
+
 // readRunTasks reads the run's task results one target at a time: the
 // store streams them by target, and only the current target's rows are
 // held beside the entries (a million-item run has half a million rows, and
 // holding them all doubled what the report needs). Each target's entry and
 // consistency depend on its own rows alone, so computing them per target
-// gives what computing them over all rows gives.
+// gives what computing them over all rows gives, and ranges of targets
+// can be read side by side.
 func readRunTasks(ctx context.Context, st *store.Store, run *store.Run) (runTasks, error) {
 	pass := store.PassThreshold(run.Judges)
 	out := runTasks{entries: analysis.Entries(run, pass, nil), distributions: map[int64][]float64{}}
 	if run.Repeats > 1 {
 		out.consistency = analysis.Consistency(run, nil)
 	}
+	ranges := targetRanges(run.Targets, taskReadParts)
+	dists := make([]map[int64][]float64, len(ranges))
+	g, gctx := errgroup.WithContext(ctx)
+	for p, r := range ranges {
+		g.Go(func() (err error) {
+			dists[p], err = readTargetTasks(gctx, st, run, pass, r, &out)
+			return err
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return runTasks{}, err
+	}
+	for _, d := range dists {
+		maps.Copy(out.distributions, d)
+	}
+	return out, nil
+}
+
+// targetRange is the run targets with ids from first to last.
+type targetRange struct{ first, last int64 }
+
+// targetRanges splits a run's targets into at most n ranges of consecutive
+// ids, about as many targets each.
+func targetRanges(targets []store.RunTarget, n int) []targetRange {
+	ids := make([]int64, len(targets))
+	for i, t := range targets {
+		ids[i] = t.ID
+	}
+	slices.Sort(ids)
+	var out []targetRange
+	for p := range n {
+		from, to := p*len(ids)/n, (p+1)*len(ids)/n
+		if from < to {
+			out = append(out, targetRange{ids[from], ids[to-1]})
+		}
+	}
+	return out
+}
+
+// readTargetTasks reads the task results of the targets in r into out's
+// entries and consistency (those targets' places alone, so that ranges
+// read side by side write apart), and returns their score distributions.
+func readTargetTasks(ctx context.Context, st *store.Store, run *store.Run, pass float64, r targetRange, out *runTasks) (map[int64][]float64, error) {
 	index := map[int64]int{}
 	for i, t := range run.Targets {
 		index[t.ID] = i
 	}
+	dists := map[int64][]float64{}
 	var target []store.TaskResult
 	done := func() {
 		if i, ok := index[target[0].RunTargetID]; ok {
@@ -237,23 +289,23 @@ func readRunTasks(ctx context.Context, st *store.Store, run *store.Run) (runTask
 		}
 		target = target[:0]
 	}
-	err := st.EachTaskResult(ctx, run.ID, func(r store.TaskResult) error {
-		if len(target) > 0 && target[0].RunTargetID != r.RunTargetID {
+	err := st.EachTaskResultOfTargets(ctx, run.ID, r.first, r.last, func(res store.TaskResult) error {
+		if len(target) > 0 && target[0].RunTargetID != res.RunTargetID {
 			done()
 		}
-		target = append(target, r)
-		if r.Score != nil {
-			out.distributions[r.RunTargetID] = append(out.distributions[r.RunTargetID], *r.Score)
+		target = append(target, res)
+		if res.Score != nil {
+			dists[res.RunTargetID] = append(dists[res.RunTargetID], *res.Score)
 		}
 		return nil
 	})
 	if err != nil {
-		return runTasks{}, err
+		return nil, err
 	}
 	if len(target) > 0 {
 		done()
 	}
-	return out, nil
+	return dists, nil
 }
 
 // judgeFlips is each judge's pairwise record: comparisons done and how many flipped.

@@ -1,11 +1,15 @@
 package store
 
 import (
+	"cmp"
 	"context"
-	"database/sql"
 	"fmt"
+	"math"
 	"slices"
+	"strconv"
 	"strings"
+
+	"golang.org/x/sync/errgroup"
 )
 
 // TaskResult is one target's result on one task of a run, averaged over repeats.
@@ -40,6 +44,13 @@ func (s *Store) TaskResults(ctx context.Context, runID int64) ([]TaskResult, err
 // target and then task id, without holding them: a million-item run has
 // half a million. An error from fn ends the scan and is returned.
 func (s *Store) EachTaskResult(ctx context.Context, runID int64, fn func(TaskResult) error) error {
+	return s.EachTaskResultOfTargets(ctx, runID, 0, math.MaxInt64, fn)
+}
+
+// EachTaskResultOfTargets is EachTaskResult for the run's targets whose
+// ids are from first to last, so that ranges of a run's targets can be
+// read side by side.
+func (s *Store) EachTaskResultOfTargets(ctx context.Context, runID, first, last int64, fn func(TaskResult) error) error {
 	judges, err := s.RunJudges(ctx, runID)
 	if err != nil {
 		return err
@@ -63,7 +74,7 @@ func (s *Store) EachTaskResult(ctx context.Context, runID int64, fn func(TaskRes
 		return nil
 	}
 	err = s.streamedRead(ctx, func(tx *Store) error {
-		return tx.eachTargetTaskGroup(ctx, runID, PassThreshold(judges), func(r TaskResult, taskID int64) error {
+		return tx.eachTargetTaskGroup(ctx, runID, first, last, PassThreshold(judges), func(r TaskResult, taskID int64) error {
 			if len(target) > 0 && target[0].RunTargetID != r.RunTargetID {
 				if err := flush(); err != nil {
 					return err
@@ -87,11 +98,18 @@ func (s *Store) EachTaskResult(ctx context.Context, runID int64, fn func(TaskRes
 // (spilling to disk at a million items, and more than twice as slow), not
 // knowing the index walk streams the groups with no sort at all.
 func (s *Store) streamedRead(ctx context.Context, fn func(tx *Store) error) error {
+	return s.plannedRead(ctx, fn, `SET LOCAL enable_seqscan = off`, `SET LOCAL enable_bitmapscan = off`,
+		`SET LOCAL enable_sort = off`, `SET LOCAL max_parallel_workers_per_gather = 0`)
+}
+
+// plannedRead runs fn in a transaction that, on PostgreSQL, first applies
+// the planner settings given (SET LOCAL, so for this read alone).
+func (s *Store) plannedRead(ctx context.Context, fn func(tx *Store) error, settings ...string) error {
 	return s.Transact(ctx, func(tx *Store) error {
 		if s.dialect == Postgres {
-			for _, set := range []string{`SET LOCAL enable_seqscan = off`, `SET LOCAL enable_bitmapscan = off`, `SET LOCAL max_parallel_workers_per_gather = 0`} {
+			for _, set := range settings {
 				if err := tx.conn(ctx).Exec(set).Error; err != nil {
-					return fmt.Errorf("store: plan an index walk: %w", err)
+					return fmt.Errorf("store: plan a read (%s): %w", set, err)
 				}
 			}
 		}
@@ -99,26 +117,28 @@ func (s *Store) streamedRead(ctx context.Context, fn func(tx *Store) error) erro
 	})
 }
 
-// eachTargetTaskGroup calls fn with the run's items grouped by (target,
-// task), in (target, task row id) order, the task's names left empty. The
+// eachTargetTaskGroup calls fn with the items of the run's targets first
+// to last grouped by (target, task), in (target, task row id) order, the
+// task's names left empty. The
 // rows are scanned by hand: GORM's reflective scan allocated several times
 // their size.
-func (s *Store) eachTargetTaskGroup(ctx context.Context, runID int64, pass float64, fn func(r TaskResult, taskID int64) error) error {
+func (s *Store) eachTargetTaskGroup(ctx context.Context, runID, first, last int64, pass float64, fn func(r TaskResult, taskID int64) error) error {
 	rows, err := s.conn(ctx).Raw(`SELECT i.run_target_id, i.run_task_id, COUNT(*) AS items, COUNT(i.score) AS scored,
 			SUM(CASE WHEN i.score >= ? THEN 1 ELSE 0 END) AS passed, AVG(i.score) AS score, MIN(i.score) AS min_score,
 			MAX(i.score) AS max_score, AVG(i.time_ms) AS time_ms, AVG(i.tokens_per_s) AS tps, SUM(i.cost_usd) AS cost_usd
-		FROM items i WHERE i.run_id = ?
+		FROM items i WHERE i.run_id = ? AND i.run_target_id BETWEEN ? AND ?
 		GROUP BY i.run_target_id, i.run_task_id
-		ORDER BY i.run_target_id, i.run_task_id`, pass, runID).Rows()
+		ORDER BY i.run_target_id, i.run_task_id`, pass, runID, first, last).Rows()
 	if err != nil {
 		return fmt.Errorf("store: task results: %w", err)
 	}
 	defer rows.Close()
 	// The scan's destinations are made once, not per row; a row's numbers
-	// share one allocation.
+	// share one allocation, and arrive as the driver gives them: scanned
+	// into sql.NullFloat64, each took a reflective conversion.
 	var scanned TaskResult
 	var taskID int64
-	var nums [6]sql.NullFloat64
+	var nums [6]any
 	dest := []any{&scanned.RunTargetID, &taskID, &scanned.Items, &scanned.Scored, &scanned.Passed,
 		&nums[0], &nums[1], &nums[2], &nums[3], &nums[4], &nums[5]}
 	for rows.Next() {
@@ -128,8 +148,11 @@ func (s *Store) eachTargetTaskGroup(ctx context.Context, runID int64, pass float
 		r := scanned
 		vals := new([6]float64)
 		for i, p := range [...]**float64{&r.Score, &r.MinScore, &r.MaxScore, &r.TimeMs, &r.TPS, &r.CostUSD} {
-			if nums[i].Valid {
-				vals[i] = nums[i].Float64
+			ok, err := floatOf(nums[i], &vals[i])
+			if err != nil {
+				return fmt.Errorf("store: task results: %w", err)
+			}
+			if ok {
 				*p = &vals[i]
 			}
 		}
@@ -141,6 +164,30 @@ func (s *Store) eachTargetTaskGroup(ctx context.Context, runID int64, pass float
 		return fmt.Errorf("store: task results: %w", err)
 	}
 	return nil
+}
+
+// floatOf reads a nullable number as a driver gives it into dst, as
+// sql.NullFloat64 would: false for NULL.
+func floatOf(v any, dst *float64) (bool, error) {
+	switch v := v.(type) {
+	case nil:
+		return false, nil
+	case float64:
+		*dst = v
+	case int64:
+		*dst = float64(v)
+	case []byte:
+		return floatOf(string(v), dst)
+	case string:
+		f, err := strconv.ParseFloat(v, 64)
+		if err != nil {
+			return false, fmt.Errorf("read a number: %w", err)
+		}
+		*dst = f
+	default:
+		return false, fmt.Errorf("read a number: unexpected %T", v)
+	}
+	return true, nil
 }
 
 // taskName is what a task result names its task by.
@@ -222,39 +269,72 @@ type JudgeRepeat struct {
 	MaxScore   float64
 }
 
-// JudgeProbes reads a run's judge scores for the reliability card.
+// JudgeProbes reads a run's judge scores for the reliability card. Its two
+// reads each scan the run's items and are independent: they run side by
+// side, on two connections.
 func (s *Store) JudgeProbes(ctx context.Context, runID int64) (*JudgeProbe, error) {
 	out := &JudgeProbe{}
-	// Tallied by the database: a million verdicts are a few hundred
-	// (score, length) pairs, and their ranks are all the card's Spearman needs.
-	rows, err := s.conn(ctx).Raw(`SELECT sc.run_judge_id, sc.score, LENGTH(COALESCE(i.response, '')) AS length, COUNT(*)
-		FROM scores sc JOIN items i ON i.id = sc.item_id
-		WHERE sc.run_id = ? AND sc.metric = 'score' AND sc.run_judge_id IS NOT NULL
-		GROUP BY sc.run_judge_id, sc.score, LENGTH(COALESCE(i.response, ''))
-		ORDER BY 1, 2, 3`, runID).Rows()
+	g, gctx := errgroup.WithContext(ctx)
+	g.Go(func() (err error) {
+		out.Lengths, err = s.judgeLengths(gctx, runID)
+		return err
+	})
+	g.Go(func() (err error) {
+		out.Repeats, err = s.judgeRepeats(gctx, runID)
+		return err
+	})
+	if err := g.Wait(); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// judgeLengths tallies each judge's (score, answer length) pairs, in that
+// order. The database tallies them: a million verdicts are a few hundred
+// pairs, and their ranks are all the card's Spearman needs. On PostgreSQL
+// the read gets the memory to hash the run's items whole (a million are
+// about 90 MB): with the default it split the join into 16 batches spilled
+// to disk, and sorted every joined row to count a few hundred groups.
+func (s *Store) judgeLengths(ctx context.Context, runID int64) ([]JudgeLength, error) {
+	var out []JudgeLength
+	err := s.plannedRead(ctx, func(tx *Store) error {
+		rows, err := tx.conn(ctx).Raw(`SELECT sc.run_judge_id, sc.score, LENGTH(COALESCE(i.response, '')) AS length, COUNT(*)
+			FROM scores sc JOIN items i ON i.id = sc.item_id
+			WHERE sc.run_id = ? AND i.run_id = ? AND sc.metric = 'score' AND sc.run_judge_id IS NOT NULL
+			GROUP BY sc.run_judge_id, sc.score, LENGTH(COALESCE(i.response, ''))`, runID, runID).Rows()
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		var l JudgeLength
+		dest := []any{&l.RunJudgeID, &l.Score, &l.Length, &l.N}
+		for rows.Next() {
+			if err := rows.Scan(dest...); err != nil {
+				return err
+			}
+			out = append(out, l)
+		}
+		return rows.Err()
+	}, `SET LOCAL work_mem = '64MB'`)
 	if err != nil {
 		return nil, fmt.Errorf("store: judge lengths: %w", err)
 	}
-	defer rows.Close()
-	var l JudgeLength
-	dest := []any{&l.RunJudgeID, &l.Score, &l.Length, &l.N}
-	for rows.Next() {
-		if err := rows.Scan(dest...); err != nil {
-			return nil, fmt.Errorf("store: judge lengths: %w", err)
-		}
-		out.Lengths = append(out.Lengths, l)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("store: judge lengths: %w", err)
-	}
-	rows.Close()
-	// A judge scores an item once (scores are unique by item, source and
-	// metric, and a judge is its source), so an answer it judged twice is
-	// two items of one task with the same text: found among the items
-	// alone before any verdict is read, instead of grouping a million
-	// verdicts by their answers' text. Materialized, so that PostgreSQL's
-	// parallel workers do not each group the items again.
-	err = s.conn(ctx).Raw(`WITH twice AS MATERIALIZED (
+	slices.SortFunc(out, func(a, b JudgeLength) int {
+		return cmp.Or(cmp.Compare(a.RunJudgeID, b.RunJudgeID), cmp.Compare(a.Score, b.Score), cmp.Compare(a.Length, b.Length))
+	})
+	return out, nil
+}
+
+// judgeRepeats finds each judge's scores of the answers it judged more than
+// once. A judge scores an item once (scores are unique by item, source and
+// metric, and a judge is its source), so an answer it judged twice is two
+// items of one task with the same text: found among the items alone before
+// any verdict is read, instead of grouping a million verdicts by their
+// answers' text. Materialized, so that PostgreSQL's parallel workers do not
+// each group the items again.
+func (s *Store) judgeRepeats(ctx context.Context, runID int64) ([]JudgeRepeat, error) {
+	var out []JudgeRepeat
+	err := s.conn(ctx).Raw(`WITH twice AS MATERIALIZED (
 			SELECT run_task_id, response FROM items
 			WHERE run_id = ? AND response IS NOT NULL
 			GROUP BY run_task_id, response HAVING COUNT(*) > 1)
@@ -264,7 +344,7 @@ func (s *Store) JudgeProbes(ctx context.Context, runID int64) (*JudgeProbe, erro
 		JOIN scores sc ON sc.item_id = i.id
 		WHERE i.run_id = ? AND sc.run_id = ? AND sc.metric = 'score' AND sc.run_judge_id IS NOT NULL
 		GROUP BY sc.run_judge_id, i.run_task_id, i.response
-		HAVING COUNT(*) > 1`, runID, runID, runID).Scan(&out.Repeats).Error
+		HAVING COUNT(*) > 1`, runID, runID, runID).Scan(&out).Error
 	if err != nil {
 		return nil, fmt.Errorf("store: judge repeats: %w", err)
 	}
