@@ -1,7 +1,6 @@
 package handlers
 
 import (
-	"crypto/hmac"
 	"crypto/sha256"
 	"crypto/subtle"
 	"encoding/hex"
@@ -12,6 +11,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"tribunal/secret"
 	"tribunal/views"
 )
 
@@ -23,13 +23,13 @@ const (
 	sessionMaxAge = 30 * 24 * time.Hour
 )
 
-// sessionValue is what the session cookie holds: derived from the token, so
-// every process behind one token accepts it, the token itself never sits in
-// a cookie, and changing the token signs everybody out.
-func sessionValue(token string) string {
-	m := hmac.New(sha256.New, []byte(token))
-	m.Write([]byte("tribunal-session"))
-	return hex.EncodeToString(m.Sum(nil))
+// sessionValue is what the session cookie holds: a MAC of the token under
+// the master key, so every process behind one token and master key accepts
+// it, the token itself never sits in a cookie, changing the token signs
+// everybody out, and nobody can make the cookie of a guessed token to try
+// it (the guesses the throttle counts are the form's and Bearer headers').
+func sessionValue(box *secret.Box, token string) string {
+	return hex.EncodeToString(box.MAC("tribunal-session\x00" + token))
 }
 
 // equalSecret compares in constant time; hashing first hides the length too.
@@ -45,7 +45,7 @@ func (h *Handler) signedIn(r *http.Request) (ok, sentToken bool) {
 		return equalSecret(strings.TrimSpace(tok), h.authToken), true
 	}
 	ck, err := r.Cookie(sessionCookie)
-	return err == nil && equalSecret(ck.Value, sessionValue(h.authToken)), false
+	return err == nil && equalSecret(ck.Value, sessionValue(h.store.Box(), h.authToken)), false
 }
 
 // tooManyGuesses is the 429 a client gets once it has sent maxWrongTokens
@@ -148,7 +148,7 @@ func (h *Handler) login(c echo.Context) error {
 		h.guesses.wrong(r)
 		return render(c, http.StatusUnauthorized, views.LoginPage(next, "That is not the server's token."))
 	}
-	c.SetCookie(&http.Cookie{Name: sessionCookie, Value: sessionValue(h.authToken), Path: "/",
+	c.SetCookie(&http.Cookie{Name: sessionCookie, Value: sessionValue(h.store.Box(), h.authToken), Path: "/",
 		MaxAge: int(sessionMaxAge.Seconds()), HttpOnly: true, SameSite: http.SameSiteStrictMode,
 		Secure: c.Scheme() == "https"})
 	return c.Redirect(http.StatusSeeOther, next)

@@ -3,6 +3,9 @@ package handlers_test
 import (
 	"bufio"
 	"context"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"io"
 	"log/slog"
@@ -148,6 +151,11 @@ func TestAuthToken(t *testing.T) {
 	const token = "correct-horse-battery-staple"
 	srv := serve(t, storetest.SQLite(t), handlers.WithEdge(handlers.Edge{AuthToken: token}))
 	bearer := map[string]string{"Authorization": "Bearer " + token}
+	// The session cookie is a MAC under the master key: one made from the
+	// token alone, as anybody could for each guess, is no session.
+	mac := hmac.New(sha256.New, []byte(token))
+	mac.Write([]byte("tribunal-session"))
+	forged := map[string]string{"Cookie": "tribunal_session=" + hex.EncodeToString(mac.Sum(nil))}
 
 	for _, tc := range []struct {
 		name, path string
@@ -163,6 +171,7 @@ func TestAuthToken(t *testing.T) {
 		{"metrics with the token", "/metrics", bearer, 200, ""},
 		{"page without a session", "/runs/new?x=1", nil, 303, "/login?next=%2Fruns%2Fnew%3Fx%3D1"},
 		{"a token in the cookie itself is no session", "/runs", map[string]string{"Cookie": "tribunal_session=" + token}, 303, "/login?next=%2Fruns"},
+		{"a cookie made without the master key is no session", "/api/runs", forged, 401, ""},
 		{"health", "/healthz", nil, 200, ""},
 		{"readiness", "/readyz", nil, 200, ""},
 		{"assets", "/assets/htmx.min.js", nil, 200, ""},

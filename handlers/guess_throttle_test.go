@@ -48,20 +48,23 @@ func TestGuessThrottle(t *testing.T) {
 		t.Error("one wrong token in a new window blocks")
 	}
 
-	// An IPv6 client is its /64: hopping within it does not reset the count.
+	// An IPv6 client is its /48: hopping between its /64s does not reset
+	// the count.
 	for i := range maxWrongTokens {
-		g.wrong(from(fmt.Sprintf("[2001:db8:1:2::%x]:443", i+1)))
+		g.wrong(from(fmt.Sprintf("[2001:db8:1:%x::1]:443", i+1)))
 	}
-	if _, blocked := g.blocked(from("[2001:db8:1:2:ffff::1]:443")); !blocked {
-		t.Error("a /64 hopping addresses is not blocked")
+	if _, blocked := g.blocked(from("[2001:db8:1:ffff::1]:443")); !blocked {
+		t.Error("a /48 hopping /64s is not blocked")
 	}
-	if _, blocked := g.blocked(from("[2001:db8:1:3::1]:443")); blocked {
-		t.Error("the next /64 is blocked too")
+	if _, blocked := g.blocked(from("[2001:db8:2::1]:443")); blocked {
+		t.Error("the next /48 is blocked too")
 	}
 }
 
-// TestGuessThrottleForgets: the clients tracked stay bounded, and those whose
-// window has passed go first.
+// TestGuessThrottleForgets: the clients counted stay bounded without
+// forgetting one in its window (a guesser with enough addresses would go on
+// for ever): while the table is full a new client waits, and clients whose
+// window has passed are forgotten.
 func TestGuessThrottleForgets(t *testing.T) {
 	now := time.Date(2026, 11, 27, 8, 0, 0, 0, time.UTC)
 	g := newGuessThrottle(func() time.Time { return now })
@@ -70,7 +73,7 @@ func TestGuessThrottleForgets(t *testing.T) {
 		r.RemoteAddr = fmt.Sprintf("10.%d.%d.%d:1", i>>16&255, i>>8&255, i&255)
 		return r
 	}
-	for range maxWrongTokens {
+	for range maxWrongTokens - 1 {
 		g.wrong(from(0))
 	}
 	now = now.Add(time.Second)
@@ -78,14 +81,26 @@ func TestGuessThrottleForgets(t *testing.T) {
 		g.wrong(from(i))
 	}
 	if len(g.clients) != maxGuessers {
-		t.Fatalf("%d clients tracked, want %d", len(g.clients), maxGuessers)
+		t.Fatalf("%d clients counted, want %d", len(g.clients), maxGuessers)
 	}
-	if _, blocked := g.blocked(from(0)); blocked {
-		t.Error("the oldest client is still tracked")
+	g.wrong(from(0))
+	if _, blocked := g.blocked(from(0)); !blocked {
+		t.Error("the first client's tenth wrong token was not counted while the table was full")
 	}
-	now = now.Add(tokenGuessWindow)
+	left, blocked := g.blocked(from(maxGuessers + 20))
+	if !blocked || left != tokenGuessWindow-time.Second {
+		t.Errorf("a new client while the table is full: blocked %v for %v, want until the oldest window passes", blocked, left)
+	}
+	now = now.Add(left)
+	if _, blocked := g.blocked(from(maxGuessers + 20)); blocked {
+		t.Error("a new client is still refused once the oldest window has passed")
+	}
+	if len(g.clients) != maxGuessers-1 {
+		t.Errorf("%d clients counted once the oldest window has passed, want %d", len(g.clients), maxGuessers-1)
+	}
+	now = now.Add(time.Second)
 	g.wrong(from(maxGuessers + 20))
-	if len(g.clients) != 1 {
-		t.Errorf("%d clients tracked once every other window has passed, want 1", len(g.clients))
+	if len(g.clients) != 1 || len(g.started) != 1 {
+		t.Errorf("%d clients and %d windows once every other window has passed, want 1", len(g.clients), len(g.started))
 	}
 }

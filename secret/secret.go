@@ -4,6 +4,7 @@ package secret
 import (
 	"crypto/aes"
 	"crypto/cipher"
+	"crypto/hmac"
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/base64"
@@ -19,9 +20,11 @@ var ErrWrongKey = errors.New("secret: cannot decrypt: wrong TRIBUNAL_MASTER_KEY 
 
 const prefix = "v1:"
 
-// Box seals and opens secret values with one master key.
+// Box seals and opens secret values with one master key, and authenticates
+// values with another key derived from it (MAC).
 type Box struct {
-	aead cipher.AEAD
+	aead   cipher.AEAD
+	macKey [sha256.Size]byte
 }
 
 // NewBox derives a 256-bit AES key from the master key text (SHA-256), so any
@@ -39,7 +42,16 @@ func NewBox(masterKey string) (*Box, error) {
 	if err != nil {
 		return nil, fmt.Errorf("secret: new gcm: %w", err)
 	}
-	return &Box{aead: aead}, nil
+	return &Box{aead: aead, macKey: sha256.Sum256([]byte("tribunal-mac\x00" + masterKey))}, nil
+}
+
+// MAC is HMAC-SHA256 of msg under a key derived from the master key, apart
+// from the sealing key: every process sharing the master key computes the
+// same value, and nobody without it can.
+func (b *Box) MAC(msg string) []byte {
+	m := hmac.New(sha256.New, b.macKey[:])
+	m.Write([]byte(msg))
+	return m.Sum(nil)
 }
 
 // Seal encrypts plaintext into a printable value ("v1:" + base64(nonce|ciphertext)).

@@ -294,7 +294,10 @@ func (s *Store) JudgeProbes(ctx context.Context, runID int64) (*JudgeProbe, erro
 // pairs, and their ranks are all the card's Spearman needs. On PostgreSQL
 // the read gets the memory to hash the run's items whole (a million are
 // about 90 MB): with the default it split the join into 16 batches spilled
-// to disk, and sorted every joined row to count a few hundred groups.
+// to disk, and sorted every joined row to count a few hundred groups. With
+// PostgreSQL's hash_mem_multiplier (2 by default) one analysis may take
+// 128 MB of the server's memory for this read; analyses of several runs
+// at once take that each.
 func (s *Store) judgeLengths(ctx context.Context, runID int64) ([]JudgeLength, error) {
 	var out []JudgeLength
 	err := s.plannedRead(ctx, func(tx *Store) error {

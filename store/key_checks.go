@@ -31,11 +31,11 @@ func (s *Store) withoutKeyChecks(ctx context.Context, fn func() error) error {
 	if err := s.conn(ctx).Exec(`SET LOCAL session_replication_role = replica`).Error; err != nil {
 		return fmt.Errorf("turn key checks off: %w", err)
 	}
-	if err := fn(); err != nil {
-		return err
-	}
-	if err := s.conn(ctx).Exec(`SET LOCAL session_replication_role = origin`).Error; err != nil {
+	ferr := fn()
+	// On again whatever fn returned: an error of its own (a task not found)
+	// leaves the transaction usable, and its caller might write on.
+	if err := s.conn(ctx).Exec(`SET LOCAL session_replication_role = origin`).Error; err != nil && ferr == nil {
 		return fmt.Errorf("turn key checks on: %w", err)
 	}
-	return nil
+	return ferr
 }

@@ -282,6 +282,10 @@ func lockForUpdate(d Dialect) []clause.Expression {
 // Dialect reports which database the store is on.
 func (s *Store) Dialect() Dialect { return s.dialect }
 
+// Box is the secret box the store seals with; it also authenticates
+// (secret.Box.MAC) what must not be forged without the master key.
+func (s *Store) Box() *secret.Box { return s.box }
+
 // Close closes the connection pool.
 func (s *Store) Close() error {
 	sqlDB, err := s.db.DB()
