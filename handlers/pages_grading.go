@@ -121,7 +121,7 @@ func (h *Handler) gradingItem(ctx context.Context, run *store.Run, id int64, spr
 		if i < 0 {
 			j := judges[s.Judge]
 			jv := views.JudgeVerdict{Judge: s.Judge, Personality: j.PersonalityName, ScaleMin: j.ScaleMin, ScaleMax: j.ScaleMax,
-				Untrusted: untrusted[j.ID]}
+				Untrusted: untrusted[j.ID], AsksViolations: j.AsksViolations}
 			if jv.ScaleMax <= jv.ScaleMin {
 				jv.ScaleMin, jv.ScaleMax = 1, 10
 			}
@@ -134,7 +134,27 @@ func (h *Handler) gradingItem(ctx context.Context, run *store.Run, id int64, spr
 			it.Verdicts[i].Metrics = append(it.Verdicts[i].Metrics, s)
 		}
 	}
-	return it, nil
+	return it, h.addViolations(ctx, run, w.ID, it)
+}
+
+// addViolations gives each verdict of the item the violations its judge
+// named, so the grader sees what the judge held against the answer.
+func (h *Handler) addViolations(ctx context.Context, run *store.Run, itemID int64, it *views.GradingItem) error {
+	vs, err := h.store.ItemViolations(ctx, itemID)
+	if err != nil {
+		return err
+	}
+	for _, v := range vs {
+		j := slices.IndexFunc(run.Judges, func(j store.RunJudge) bool { return j.ID == v.RunJudgeID })
+		if j < 0 {
+			continue
+		}
+		i := slices.IndexFunc(it.Verdicts, func(jv views.JudgeVerdict) bool { return jv.Judge == run.Judges[j].Name })
+		if i >= 0 {
+			it.Verdicts[i].Violations = append(it.Verdicts[i].Violations, rubric.Violation{Category: v.Category, Detail: v.Detail})
+		}
+	}
+	return nil
 }
 
 func runModels(run *store.Run) []string {

@@ -161,6 +161,26 @@ func TestViolationsShownAndExported(t *testing.T) {
 			t.Errorf("item violations %q; want %q", listed, want)
 		}
 
+		// The grading page shows the grader the same list beside the verdict,
+		// and a verdict that named none says so.
+		for model, want := range map[string][]string{
+			"tidy":   {"under_min: Below a minimum <b>12</b> words, 20 asked", "format: Wrong format no list"},
+			"sloppy": nil,
+		} {
+			_, doc, raw := a.get(t, fmt.Sprintf("/runs/%d/grade?model=%s", run.ID, model))
+			if strings.Contains(raw, "<b>12</b>") {
+				t.Errorf("a judge's detail reached the grading page unescaped")
+			}
+			box := doc.Find("[data-testid=verdict] [data-testid=verdict-violations]")
+			var listed []string
+			box.Find("li").Each(func(_ int, li *goquery.Selection) {
+				listed = append(listed, li.AttrOr("data-category", "")+": "+strings.TrimSpace(li.Text()))
+			})
+			if box.Length() != 1 || !slices.Equal(listed, want) || (want == nil) != strings.Contains(box.Text(), "None listed") {
+				t.Errorf("%s's grading violations %q (%d lists: %q); want %q", model, listed, box.Length(), box.Text(), want)
+			}
+		}
+
 		// A sloppy item scored, its note kept.
 		var items struct{ Items []struct{ ID int64 } }
 		a.do(t, call{method: "GET", path: fmt.Sprintf("/api/runs/%d/items?model=sloppy", run.ID)}, 200, &items)
