@@ -42,6 +42,9 @@ func (h *Handler) runChoices(ctx context.Context, f *views.NewRunForm) error {
 	if f.Collections, err = h.store.Collections(ctx); err != nil {
 		return err
 	}
+	if f.UseCases, err = h.store.UseCases(ctx); err != nil {
+		return err
+	}
 	if f.Judges, err = h.store.Judges(ctx); err != nil {
 		return err
 	}
@@ -82,13 +85,19 @@ func templateForm(in store.RunInput) views.NewRunForm {
 	for _, id := range in.CollectionIDs {
 		f.Selected[id] = true
 	}
+	f.UseCasePicked, f.CategoryPicked = map[string]bool{}, map[store.CategoryRef]bool{}
+	for _, u := range in.UseCases {
+		f.UseCasePicked[u] = true
+	}
+	for _, ref := range in.Categories {
+		f.CategoryPicked[ref] = true
+	}
 	return f
 }
 
 // scheduleForm reads the schedule form; the run template comes from the
 // same fields as the new-run form. prev is the stored template, whose
-// settings the form does not show (weights, use cases and categories, the
-// judge's settings) stay.
+// settings the form does not show (weights, the judge's settings) stay.
 func scheduleForm(c echo.Context, prev *store.RunInput) (store.ScheduleInput, views.ScheduleForm, error) {
 	f := views.ScheduleForm{Name: c.FormValue("schedule_name"), Trigger: c.FormValue("trigger"), Event: c.FormValue("event"),
 		EventSourceID: strings.TrimSpace(c.FormValue("event_source_id")), Cron: c.FormValue("cron"), Timezone: c.FormValue("timezone"),
@@ -113,7 +122,7 @@ func scheduleForm(c echo.Context, prev *store.RunInput) (store.ScheduleInput, vi
 		return in, f, err
 	}
 	if prev != nil {
-		tmpl.Weights, tmpl.UseCases, tmpl.Categories = prev.Weights, prev.UseCases, prev.Categories
+		tmpl.Weights = prev.Weights
 		if prev.Judge != nil && tmpl.Judge != nil && prev.Judge.ProviderID == tmpl.Judge.ProviderID && prev.Judge.Model == tmpl.Judge.Model {
 			tmpl.Judge.Settings = prev.Judge.Settings
 		}
