@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"tribunal/spreadsheet"
 )
 
 // parseCSV reads a CSV with a header row (the seed 000/001 columns or any
@@ -111,7 +112,8 @@ func eachCSVRecord(data []byte, tsv bool, header func(keys []string, line int) *
 		}
 		obj := &value{kind: object, line: line, col: col}
 		for i, cell := range rec {
-			v := newScalar(cell, true, 0)
+			// A cell a spreadsheet (or Tribunal's export) defused reads as written.
+			v := newScalar(spreadsheet.Restore(cell), true, 0)
 			v.line, v.col = r.FieldPos(i)
 			v.line += headerLine - 1
 			obj.add(keys[i], v)

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"unicode"
 
+	"tribunal/spreadsheet"
 	"tribunal/store"
 )
 
@@ -161,6 +162,10 @@ func (c *csvWriter) Write(t store.TaskInput) error {
 		rec = append(rec, kv[1])
 	}
 	rec = append(rec, jsonCell(f.Turns), tagsCell(f.Tags), jsonCell(f.Checks), jsonCell(f.Metadata))
+	// No cell runs as a formula in a spreadsheet; the import restores them.
+	for i := range rec {
+		rec[i] = spreadsheet.Defuse(rec[i])
+	}
 	return c.cw.Write(rec)
 }
 

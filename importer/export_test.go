@@ -3,8 +3,10 @@ package importer
 import (
 	"bytes"
 	"context"
+	"encoding/csv"
 	"errors"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -116,6 +118,40 @@ func TestExportRoundTripsEveryField(t *testing.T) {
 				sameFields(t, in[i].TaskKey, r.Tasks[i], normalized(t, in[i], f))
 			}
 		})
+	}
+}
+
+// TestExportDefusesFormulas: no CSV cell of a task export runs as a
+// formula in a spreadsheet, and the file imports back to the text written,
+// a cell that was already quoted by hand included.
+func TestExportDefusesFormulas(t *testing.T) {
+	in := store.TaskInput{TaskKey: "=t1", Category: "+c", Question: `=HYPERLINK("http://evil.example","click")`,
+		Reference: "-2+3", Tags: []string{"@tag"}, Input: "'=quoted by hand", Comments: "- a list item"}
+	var buf bytes.Buffer
+	w, err := NewTaskWriter(&buf, FormatCSV)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Write(in); err != nil || w.Close() != nil {
+		t.Fatal(err)
+	}
+	recs, err := csv.NewReader(bytes.NewReader(buf.Bytes())).ReadAll()
+	if err != nil || len(recs) != 2 {
+		t.Fatalf("%d records, %v", len(recs), err)
+	}
+	for i, cell := range recs[1] {
+		if cell != "" && strings.ContainsRune("=+@-\t\r", rune(cell[0])) && !strings.HasPrefix(cell, "- ") {
+			t.Errorf("column %s starts a formula: %q", recs[0][i], cell)
+		}
+	}
+	r := Read("tasks.csv", buf.Bytes(), Options{})
+	if len(r.Errors) > 0 || len(r.Tasks) != 1 {
+		t.Fatalf("read back: %v, %d tasks", r.Errors, len(r.Tasks))
+	}
+	got := r.Tasks[0]
+	if got.TaskKey != in.TaskKey || got.Category != in.Category || got.Question != in.Question || got.Reference != in.Reference ||
+		got.Input != in.Input || got.Comments != in.Comments || !slices.Equal(got.Tags, in.Tags) {
+		t.Errorf("read back %+v\nwant %+v", got, in)
 	}
 }
 

@@ -206,6 +206,7 @@ func FuzzExportRoundTrip(f *testing.F) {
 	f.Add("Solve:\n  2x = 4", "a\tb\n- c: d", "2", "k: ey", "v\n", "  spaced ", "tag")
 	f.Add("\"quoted\" # not a comment", "---\n...", "~", "", "null", "multi\nline\n\n", "with, comma")
 	f.Add("x\u2028y\u00a0z\x7f😀", "\uFEFFbom", "true", "[a]", "{}", "\\", "[wip]")
+	f.Add("=HYPERLINK(\"http://x\")", "+1", "-2", "@k", "'=v", "''=x", "-tag")
 	f.Fuzz(func(t *testing.T, question, input, reference, metaKey, metaVal, checkValue, tag string) {
 		in := store.TaskInput{TaskKey: "t", Category: "c", Question: question, Input: input, Reference: reference,
 			Metadata: map[string]string{}, Tags: []string{tag}}

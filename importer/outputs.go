@@ -93,20 +93,18 @@ func ReadOutputs(name string, data []byte, format Format) *Outputs {
 		}
 	}
 	var parsed []OutputRow
-	record := func(csv bool) func(obj *value, b *builder) {
-		return func(obj *value, b *builder) {
-			if r, ok := outputRow(obj, b, csv); ok {
-				parsed = append(parsed, r)
-			}
+	record := func(obj *value, b *builder) {
+		if r, ok := outputRow(obj, b); ok {
+			parsed = append(parsed, r)
 		}
 	}
 	var rows []row
 	var errs Errors
 	switch res.Format {
 	case FormatCSV:
-		rows, errs = eachCSVRecord(data, strings.HasSuffix(strings.ToLower(name), ".tsv"), outputsHeader, record(true))
+		rows, errs = eachCSVRecord(data, strings.HasSuffix(strings.ToLower(name), ".tsv"), outputsHeader, record)
 	case FormatJSONL:
-		rows, errs = eachJSONRecord(data, record(false))
+		rows, errs = eachJSONRecord(data, record)
 	default:
 		return fail(RowError{Message: fmt.Sprintf("a file of outputs is csv or jsonl, not %q", res.Format)})
 	}
@@ -171,7 +169,7 @@ func outputsHeader(keys []string, line int) *RowError {
 func hasField(m map[string]int, k string) bool { _, ok := m[k]; return ok }
 
 // outputRow reads one record; its problems go to b.
-func outputRow(obj *value, b *builder, csv bool) (OutputRow, bool) {
+func outputRow(obj *value, b *builder) (OutputRow, bool) {
 	r := OutputRow{Row: b.num, Line: b.line}
 	from := map[string]string{}
 	for i, k := range obj.keys {
@@ -186,18 +184,18 @@ func outputRow(obj *value, b *builder, csv bool) (OutputRow, bool) {
 		from[field] = k
 		switch field {
 		case "task_id":
-			r.TaskKey, r.KeyGiven = outputText(b, field, v, csv), true
+			r.TaskKey, r.KeyGiven = outputText(b, field, v), true
 		case "question":
-			r.Question = outputText(b, field, v, csv)
+			r.Question = outputText(b, field, v)
 		case "category":
-			r.Category = outputText(b, field, v, csv)
+			r.Category = outputText(b, field, v)
 		case "model":
-			r.Model = outputText(b, field, v, csv)
+			r.Model = outputText(b, field, v)
 		case "reference":
-			r.Reference = outputText(b, field, v, csv)
+			r.Reference = outputText(b, field, v)
 		case "response":
 			if v.kind == scalar {
-				r.Response = unformula(v.text, csv) // as written: leading spaces can matter to a check
+				r.Response = v.text // as written: leading spaces can matter to a check
 			} else {
 				r.Response = v.jsonText() // structured output, kept as its JSON
 			}
@@ -255,30 +253,12 @@ func QuestionKey(question string) string {
 	return "q-" + hex.EncodeToString(h[:])[:12]
 }
 
-func outputText(b *builder, field string, v *value, csv bool) string {
+func outputText(b *builder, field string, v *value) string {
 	if v.kind != scalar {
 		b.fail(v, field, "must be text, not %s", v.describe())
 		return ""
 	}
-	return strings.TrimSpace(unformula(v.text, csv))
-}
-
-// unformula reads back a CSV cell that a spreadsheet export (Tribunal's
-// own included, see runs.csvSafe) defused with a leading apostrophe: "'=x"
-// is "=x". Other text is kept as written.
-func unformula(s string, csv bool) string {
-	if !csv || len(s) < 2 || s[0] != '\'' {
-		return s
-	}
-	switch s[1] {
-	case '=', '+', '@', '\t', '\r':
-		return s[1:]
-	case '-':
-		if len(s) > 2 && s[2] != ' ' && s[2] != '-' {
-			return s[1:]
-		}
-	}
-	return s
+	return strings.TrimSpace(v.text)
 }
 
 // outputNumber reads a finite number ≥ 0, written as a number or as text.

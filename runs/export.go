@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	"tribunal/spreadsheet"
 	"tribunal/store"
 )
 
@@ -64,14 +65,14 @@ func (s *Service) WriteCSV(ctx context.Context, w io.Writer, run *store.Run) (ro
 // csvRow is one item's cells; judge is the one whose reasoning is shown (or the checks).
 func csvRow(l *csvLine, v *store.ExportItem, version string, best [2]bool) {
 	for _, s := range [...]string{v.TaskID, v.Category, v.Subcategory, v.Question, v.Reference, v.Provider, v.Model, version} {
-		l.text(csvSafe(s))
+		l.text(spreadsheet.Defuse(s))
 	}
 	l.text(string(v.Status))
 	l.float(v.Score, 2)
-	l.text(csvSafe(v.Judge))
-	l.text(csvSafe(v.Reasoning))
-	l.text(csvSafe(deref(v.Response)))
-	l.text(csvSafe(v.Error))
+	l.text(spreadsheet.Defuse(v.Judge))
+	l.text(spreadsheet.Defuse(v.Reasoning))
+	l.text(spreadsheet.Defuse(deref(v.Response)))
+	l.text(spreadsheet.Defuse(v.Error))
 	l.int(v.TimeMs)
 	l.int(v.CompletionTokens)
 	l.float(v.TokensPerS, 2)
@@ -106,7 +107,7 @@ func agentCells(a *AgentTrace) [4]string {
 	if a.Turns != nil {
 		turns = strconv.Itoa(*a.Turns)
 	}
-	return [4]string{csvSafe(compactJSON(a.ToolCalls)), strconv.Itoa(len(a.ToolCalls)), strconv.Itoa(a.ToolErrors), turns}
+	return [4]string{spreadsheet.Defuse(compactJSON(a.ToolCalls)), strconv.Itoa(len(a.ToolCalls)), strconv.Itoa(a.ToolErrors), turns}
 }
 
 // violationsCell is an item's violations as a CSV cell, "" when none.
@@ -125,22 +126,4 @@ func compactJSON(v any) string {
 	enc.SetEscapeHTML(false)
 	_ = enc.Encode(v)
 	return strings.TrimSuffix(b.String(), "\n")
-}
-
-// csvSafe defuses spreadsheet formulas: text a model or user wrote that
-// starts with = + @ (or -x, but not a "- " list item) would otherwise run as
-// a formula when the file is opened in a spreadsheet.
-func csvSafe(s string) string {
-	if s == "" {
-		return s
-	}
-	switch s[0] {
-	case '=', '+', '@', '\t', '\r':
-		return "'" + s
-	case '-':
-		if len(s) > 1 && s[1] != ' ' && s[1] != '-' {
-			return "'" + s
-		}
-	}
-	return s
 }
