@@ -178,3 +178,30 @@ func TestLargeSampleInterval(t *testing.T) {
 		t.Errorf("normal %+v vs bootstrap %+v", normal, boot)
 	}
 }
+
+// TestSummariseIsTheSameEachTime: sums of floats depend on their order,
+// and map order changes from one call to the next; the same tasks must
+// give the same figures, to the last bit, every time.
+func TestSummariseIsTheSameEachTime(t *testing.T) {
+	e := Entry{RunID: 1, TargetID: 1, Model: "m", Tasks: map[string]store.TaskResult{}, PassThreshold: 5}
+	for i := range 64 {
+		// Magnitudes far apart: adding them in another order rounds otherwise.
+		x := math.Pow(10, float64(i%17)) * (1 + float64(i)/7)
+		if i%3 == 0 {
+			x = -x / 3
+		}
+		e.Tasks[fmt.Sprintf("t%02d", i)] = store.TaskResult{TaskKey: fmt.Sprintf("t%02d", i), Category: fmt.Sprintf("c%d", i%2),
+			Items: 1, Scored: 1, Score: f(x), TimeMs: f(x), TPS: f(x), CostUSD: f(x)}
+	}
+	first := Summarise([]Entry{e}, nil)[0]
+	_, firstGrid := CategoryGrid([]Entry{e})
+	for range 30 {
+		got := Summarise([]Entry{e}, nil)[0]
+		if *got.TimeMs != *first.TimeMs || *got.TPS != *first.TPS || *got.CostUSD != *first.CostUSD {
+			t.Fatalf("time, tps, cost %v %v %v, then %v %v %v", *first.TimeMs, *first.TPS, *first.CostUSD, *got.TimeMs, *got.TPS, *got.CostUSD)
+		}
+		if _, grid := CategoryGrid([]Entry{e}); grid[0][0] != firstGrid[0][0] || grid[0][1] != firstGrid[0][1] {
+			t.Fatalf("category means %v, then %v", firstGrid[0], grid[0])
+		}
+	}
+}

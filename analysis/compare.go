@@ -215,7 +215,10 @@ func Summarise(entries []Entry, baselines []int) []EntryStats {
 		es := EntryStats{Entry: e, Score: MeanCI(values(e, taskScore)), PassRate: MeanCI(values(e, taskPass))}
 		var t, tps, cost, nt, ntps float64
 		var hasCost bool
-		for _, r := range e.Tasks {
+		// In task order, not the map's: sums of floats depend on their
+		// order, and the same run must give the same figures each time.
+		for _, k := range e.taskKeys() {
+			r := e.Tasks[k]
 			if r.TimeMs != nil {
 				t += *r.TimeMs
 				nt++
@@ -515,7 +518,8 @@ func CategoryGrid(entries []Entry) (cats []string, grid [][]float64) {
 	for i, e := range entries {
 		clear(sum)
 		clear(n)
-		for _, r := range e.Tasks {
+		for _, k := range e.taskKeys() { // in order: see Summarise
+			r := e.Tasks[k]
 			if r.Score != nil {
 				j := col[r.Category]
 				sum[j] += *r.Score
