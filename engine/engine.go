@@ -518,6 +518,11 @@ func (e *Engine) maybeFinish(ctx context.Context, run *store.Run) error {
 	return nil
 }
 
+// endedGrace bounds a Config.RunEndedFunc call, which a stopping engine
+// waits for: a run that ended just before the stop still gets its
+// statistics stored, and the stop is not held up for long.
+const endedGrace = 30 * time.Second
+
 // runEnded hands a run this process ended to Config.RunEndedFunc, off the
 // dispatch path: what it does (a large run's summary) may take seconds.
 func (e *Engine) runEnded(ctx context.Context, runID int64) {
@@ -526,7 +531,9 @@ func (e *Engine) runEnded(ctx context.Context, runID int64) {
 		return
 	}
 	e.ending.Go(func() {
-		if err := f(ctx, runID); err != nil && ctx.Err() == nil {
+		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), endedGrace)
+		defer cancel()
+		if err := f(ctx, runID); err != nil {
 			e.log.ErrorContext(ctx, "run ended", "run_id", runID, "err", err)
 		}
 	})

@@ -24,6 +24,10 @@ type bundle struct {
 	fake     *llmtest.Server
 	provider *store.Provider
 	coll     *store.CollectionDetail
+	// cancel tells the engine to stop; stop does and waits for it (the
+	// test's end does too).
+	cancel context.CancelFunc
+	stop   func()
 }
 
 // setup makes a store with a provider on a fake server, n tasks in one
@@ -65,8 +69,9 @@ func setupWith(t *testing.T, st *store.Store, n int, script func(llmtest.ChatReq
 	runCtx, cancel := context.WithCancel(ctx)
 	var wg sync.WaitGroup
 	wg.Go(func() { eng.Run(runCtx) })
-	t.Cleanup(func() { cancel(); wg.Wait() })
-	return &bundle{st: st, eng: eng, fake: fake, provider: p, coll: coll}
+	stop := sync.OnceFunc(func() { cancel(); wg.Wait() })
+	t.Cleanup(stop)
+	return &bundle{st: st, eng: eng, fake: fake, provider: p, coll: coll, cancel: cancel, stop: stop}
 }
 
 func (b *bundle) start(t *testing.T, models ...string) *store.Run {
@@ -115,6 +120,36 @@ func items(t *testing.T, st *store.Store, runID int64) []store.ItemView {
 		t.Fatal(err)
 	}
 	return out
+}
+
+// TestStopLetsRunEndedFinish: an engine that stops just after it ended a
+// run waits for the run's RunEndedFunc (the server stores the statistics
+// there), which goes on with a context the stop did not cancel.
+func TestStopLetsRunEndedFinish(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, st *store.Store) {
+		started, release := make(chan struct{}), make(chan struct{})
+		seen := errors.New("RunEndedFunc not called")
+		cfg := testConfig()
+		cfg.RunEndedFunc = func(ctx context.Context, runID int64) error {
+			close(started)
+			<-release
+			seen = ctx.Err()
+			return nil
+		}
+		b := setupWith(t, st, 2, nil, cfg)
+		b.start(t, "m")
+		select {
+		case <-started:
+		case <-time.After(30 * time.Second):
+			t.Fatal("the run did not end")
+		}
+		b.cancel()
+		close(release)
+		b.stop()
+		if seen != nil {
+			t.Errorf("RunEndedFunc's context when the engine stopped: %v, want none", seen)
+		}
+	})
 }
 
 func TestRunCompletes(t *testing.T) {
