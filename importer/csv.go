@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"tribunal/spreadsheet"
 )
@@ -18,7 +19,14 @@ import (
 // first line is honoured. A quoting error stops the read: the reader cannot
 // tell where the broken row ends, so later rows are not checked.
 func parseCSV(data []byte, tsv bool) ([]row, Errors) {
-	return eachCSVRecord(data, tsv, taskHeader, func(obj *value, b *builder) { b.setAll(obj) })
+	return eachCSVRecord(data, tsv, taskHeader, exported, func(obj *value, b *builder) { b.setAll(obj) })
+}
+
+// exported says whether a task CSV's header is the one Tribunal's export
+// writes (csvColumns), whose cells the export defused: those read back as
+// written, where a hand-made file's '-h or '=' is text to keep.
+func exported(keys []string) bool {
+	return slices.Equal(keys, csvColumns)
 }
 
 // taskHeader checks a task file's header: no field twice, and a question.
@@ -47,8 +55,10 @@ func taskHeader(keys []string, line int) *RowError {
 // eachCSVRecord reads a CSV with a header row (see parseCSV for the
 // delimiter), checks the header's names with header (a problem there stops
 // the read), and calls fn with every non-blank record as an object of the
-// header's names and the cells' text.
-func eachCSVRecord(data []byte, tsv bool, header func(keys []string, line int) *RowError, fn func(obj *value, b *builder)) ([]row, Errors) {
+// header's names and the cells' text; when defused says the header's file
+// defused its formula cells (spreadsheet.Defuse), as they were written.
+func eachCSVRecord(data []byte, tsv bool, header func(keys []string, line int) *RowError, defused func(keys []string) bool,
+	fn func(obj *value, b *builder)) ([]row, Errors) {
 	headerLine := 1
 	comma := ','
 	if first, rest, ok := bytes.Cut(data, []byte("\n")); ok || len(first) > 0 {
@@ -81,6 +91,7 @@ func eachCSVRecord(data []byte, tsv bool, header func(keys []string, line int) *
 	if e := header(keys, headerLine); e != nil {
 		return nil, Errors{*e}
 	}
+	restore := defused(keys)
 
 	var rows []row
 	var errs Errors
@@ -112,8 +123,10 @@ func eachCSVRecord(data []byte, tsv bool, header func(keys []string, line int) *
 		}
 		obj := &value{kind: object, line: line, col: col}
 		for i, cell := range rec {
-			// A cell a spreadsheet (or Tribunal's export) defused reads as written.
-			v := newScalar(spreadsheet.Restore(cell), true, 0)
+			if restore {
+				cell = spreadsheet.Restore(cell)
+			}
+			v := newScalar(cell, true, 0)
 			v.line, v.col = r.FieldPos(i)
 			v.line += headerLine - 1
 			obj.add(keys[i], v)

@@ -155,6 +155,19 @@ func TestExportDefusesFormulas(t *testing.T) {
 	}
 }
 
+// TestHandMadeCSVKeepsApostrophes: only a file with the export's header
+// had its cells defused; a hand-made task CSV's '-h or '=' is text.
+func TestHandMadeCSVKeepsApostrophes(t *testing.T) {
+	data := "task_id,question,reference\nt1,\"'-h' prints help; what does '-v' do?\",'@user'\n"
+	r := Read("tasks.csv", []byte(data), Options{})
+	if len(r.Errors) > 0 || len(r.Tasks) != 1 {
+		t.Fatalf("%v, %d tasks", r.Errors, len(r.Tasks))
+	}
+	if got := r.Tasks[0]; got.Question != "'-h' prints help; what does '-v' do?" || got.Reference != "'@user'" {
+		t.Errorf("question %q, reference %q: the apostrophes went", got.Question, got.Reference)
+	}
+}
+
 // Exporting from the database and importing into it again, after the tasks
 // are gone, gives back the same tasks; filters pick what is written.
 func TestExportTasksFromStore(t *testing.T) {

@@ -16,6 +16,7 @@ import (
 	"tribunal/charts"
 	"tribunal/format"
 	"tribunal/runs"
+	"tribunal/spreadsheet"
 	"tribunal/stats"
 )
 
@@ -87,9 +88,11 @@ func WriteComparisonCSV(w io.Writer, c *runs.Comparison) error {
 				answer = *t.Answers[i]
 			}
 			regressed := slices.Contains(t.RegressedIn, i)
-			cw.Write([]string{t.TaskID, t.Category, strconv.FormatInt(e.RunID, 10), e.RunName, e.Provider, e.Model,
+			// Text a model or a user wrote never runs as a formula in a spreadsheet.
+			cw.Write([]string{spreadsheet.Defuse(t.TaskID), spreadsheet.Defuse(t.Category), strconv.FormatInt(e.RunID, 10),
+				spreadsheet.Defuse(e.RunName), spreadsheet.Defuse(e.Provider), spreadsheet.Defuse(e.Model),
 				strconv.FormatBool(e.RunID == c.BaselineRun), num(r.Score), strconv.FormatInt(r.Scored, 10), strconv.FormatInt(r.Passed, 10), num(r.TimeMs), num(r.CostUSD),
-				strconv.FormatBool(regressed), answer})
+				strconv.FormatBool(regressed), spreadsheet.Defuse(answer)})
 		}
 	}
 	cw.Flush()
