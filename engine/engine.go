@@ -518,9 +518,10 @@ func (e *Engine) maybeFinish(ctx context.Context, run *store.Run) error {
 	return nil
 }
 
-// endedGrace bounds a Config.RunEndedFunc call, which a stopping engine
-// waits for: a run that ended just before the stop still gets its
-// statistics stored, and the stop is not held up for long.
+// endedGrace is how long a stopping engine lets a Config.RunEndedFunc call
+// under way go on: a run that ended just before the stop still gets its
+// statistics stored, and the stop is not held up for long. While the
+// engine runs, the call has no time limit.
 const endedGrace = 30 * time.Second
 
 // runEnded hands a run this process ended to Config.RunEndedFunc, off the
@@ -531,9 +532,22 @@ func (e *Engine) runEnded(ctx context.Context, runID int64) {
 		return
 	}
 	e.ending.Go(func() {
-		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), endedGrace)
+		call, cancel := context.WithCancel(context.WithoutCancel(ctx))
 		defer cancel()
-		if err := f(ctx, runID); err != nil {
+		go func() { // the stop's grace
+			select {
+			case <-call.Done():
+			case <-ctx.Done():
+				grace := time.NewTimer(endedGrace)
+				defer grace.Stop()
+				select {
+				case <-call.Done():
+				case <-grace.C:
+					cancel()
+				}
+			}
+		}()
+		if err := f(call, runID); err != nil {
 			e.log.ErrorContext(ctx, "run ended", "run_id", runID, "err", err)
 		}
 	})

@@ -57,4 +57,14 @@ func TestScheduleFormUseCases(t *testing.T) {
 	if len(got.Template.UseCases) != 0 || len(got.Template.Categories) != 0 || !slices.Equal(got.Template.CollectionIDs, []int64{colID}) {
 		t.Errorf("after unticking: use cases %q, categories %+v, collections %v", got.Template.UseCases, got.Template.Categories, got.Template.CollectionIDs)
 	}
+
+	// A use case or category no task has yet (a schedule made for tasks to
+	// come) shows ticked, so an edit keeps it.
+	var later scheduleReply
+	a.do(t, call{method: "POST", path: "/api/schedules", body: fmt.Sprintf(`{"name":"Later","cron":"0 0 3 * * *","template":{"judge":{"provider_id":%d,"model":"fake-judge"},"targets":[{"provider_id":%d,"model":"fake-small"}],"collection_ids":[%d],"usecases":["later"],"categories":[{"usecase":"soon","category":"x"}]}}`,
+		providerID, providerID, colID)}, 201, &later)
+	_, doc, _ = a.get(t, fmt.Sprintf("/schedules/%d", later.ID))
+	if doc.Find(`input[name=usecases][value=later][checked]`).Length() != 1 || doc.Find(`[data-testid=category-soon-x][checked]`).Length() != 1 {
+		t.Errorf("the edit form drops the template's use case and category that no task has yet: %q", doc.Find("[data-testid=usecase-picker]").Text())
+	}
 }
