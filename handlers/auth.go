@@ -142,7 +142,7 @@ func (h *Handler) login(c echo.Context) error {
 	r := c.Request()
 	if left, blocked := h.guesses.blocked(r); blocked {
 		c.Response().Header().Set("Retry-After", retryAfter(left))
-		return render(c, http.StatusTooManyRequests, views.LoginPage(next, "Too many wrong tokens from here: try again in "+retryAfter(left)+" seconds."))
+		return render(c, http.StatusTooManyRequests, views.LoginPage(next, "Too many wrong tokens: try again in "+retryAfter(left)+" seconds."))
 	}
 	if !equalSecret(c.FormValue("token"), h.authToken) {
 		h.guesses.wrong(r)

@@ -161,8 +161,8 @@ func TestViolationsShownAndExported(t *testing.T) {
 			t.Errorf("item violations %q; want %q", listed, want)
 		}
 
-		// The grading page shows the grader the same list beside the verdict,
-		// and a verdict that named none says so.
+		// The grading page shows the grader the same list beside the verdict;
+		// a verdict that named none says so, and why when its list was not one.
 		for model, want := range map[string][]string{
 			"tidy":   {"under_min: Below a minimum <b>12</b> words, 20 asked", "format: Wrong format no list"},
 			"sloppy": nil,
@@ -178,6 +178,9 @@ func TestViolationsShownAndExported(t *testing.T) {
 			})
 			if box.Length() != 1 || !slices.Equal(listed, want) || (want == nil) != strings.Contains(box.Text(), "None listed") {
 				t.Errorf("%s's grading violations %q (%d lists: %q); want %q", model, listed, box.Length(), box.Text(), want)
+			}
+			if note := box.Find("[data-testid=violations-note]").Text(); (want == nil) != strings.Contains(note, "were not a list; none were kept") {
+				t.Errorf("%s's grading violations note %q", model, note)
 			}
 		}
 
