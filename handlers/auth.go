@@ -45,7 +45,7 @@ func (h *Handler) signedIn(r *http.Request) (ok, sentToken bool) {
 		return equalSecret(strings.TrimSpace(tok), h.authToken), true
 	}
 	ck, err := r.Cookie(sessionCookie)
-	return err == nil && equalSecret(ck.Value, sessionValue(h.store.Box(), h.authToken)), false
+	return err == nil && equalSecret(ck.Value, h.session), false
 }
 
 // tooManyGuesses is the 429 a client gets once it has sent maxWrongTokens
@@ -148,7 +148,7 @@ func (h *Handler) login(c echo.Context) error {
 		h.guesses.wrong(r)
 		return render(c, http.StatusUnauthorized, views.LoginPage(next, "That is not the server's token."))
 	}
-	c.SetCookie(&http.Cookie{Name: sessionCookie, Value: sessionValue(h.store.Box(), h.authToken), Path: "/",
+	c.SetCookie(&http.Cookie{Name: sessionCookie, Value: h.session, Path: "/",
 		MaxAge: int(sessionMaxAge.Seconds()), HttpOnly: true, SameSite: http.SameSiteStrictMode,
 		Secure: c.Scheme() == "https"})
 	return c.Redirect(http.StatusSeeOther, next)

@@ -39,6 +39,8 @@ type Handler struct {
 	runs      *runs.Service
 	hosts     hostGuard
 	authToken string
+	// session is the session cookie's value for authToken (sessionValue).
+	session string
 	// guesses holds back clients that keep sending a wrong token.
 	guesses *guessThrottle
 	metrics *metrics.Metrics
@@ -70,6 +72,9 @@ func New(st *store.Store, eng *engine.Engine, logger *slog.Logger, opts ...Optio
 		imports: newImportPreviews(time.Now), guesses: newGuessThrottle(time.Now)}
 	for _, opt := range opts {
 		opt(h)
+	}
+	if h.authToken != "" {
+		h.session = sessionValue(st.Box(), h.authToken)
 	}
 	if h.metrics == nil {
 		h.metrics = metrics.New(st, logger)

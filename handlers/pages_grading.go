@@ -138,39 +138,21 @@ func (h *Handler) gradingItem(ctx context.Context, run *store.Run, id int64, spr
 }
 
 // addViolations gives each verdict of the item the violations its judge
-// named, and what of its list could not be kept (the overall score's note),
-// so the grader sees what the judge held against the answer.
+// named, so the grader sees what the judge held against the answer (what
+// of its list could not be kept is its overall score's note).
 func (h *Handler) addViolations(ctx context.Context, run *store.Run, itemID int64, it *views.GradingItem) error {
-	verdict := func(runJudgeID int64) *views.JudgeVerdict {
-		j := slices.IndexFunc(run.Judges, func(j store.RunJudge) bool { return j.ID == runJudgeID })
-		if j < 0 {
-			return nil
-		}
-		i := slices.IndexFunc(it.Verdicts, func(jv views.JudgeVerdict) bool { return jv.Judge == run.Judges[j].Name })
-		if i < 0 {
-			return nil
-		}
-		return &it.Verdicts[i]
-	}
 	vs, err := h.store.ItemViolations(ctx, itemID)
 	if err != nil {
 		return err
 	}
 	for _, v := range vs {
-		if jv := verdict(v.RunJudgeID); jv != nil {
-			jv.Violations = append(jv.Violations, rubric.Violation{Category: v.Category, Detail: v.Detail})
-		}
-	}
-	rows, err := h.store.ItemScoreRows(ctx, itemID)
-	if err != nil {
-		return err
-	}
-	for _, r := range rows {
-		if r.RunJudgeID == nil || r.Metric != rubric.Overall {
+		j := slices.IndexFunc(run.Judges, func(j store.RunJudge) bool { return j.ID == v.RunJudgeID })
+		if j < 0 {
 			continue
 		}
-		if jv := verdict(*r.RunJudgeID); jv != nil {
-			jv.ViolationsNote = r.Note
+		i := slices.IndexFunc(it.Verdicts, func(jv views.JudgeVerdict) bool { return jv.Judge == run.Judges[j].Name })
+		if i >= 0 {
+			it.Verdicts[i].Violations = append(it.Verdicts[i].Violations, rubric.Violation{Category: v.Category, Detail: v.Detail})
 		}
 	}
 	return nil

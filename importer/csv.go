@@ -8,6 +8,7 @@ import (
 	"io"
 	"slices"
 	"strings"
+
 	"tribunal/spreadsheet"
 )
 

@@ -168,12 +168,12 @@ func outputsHeader(keys []string, line int) *RowError {
 
 func hasField(m map[string]int, k string) bool { _, ok := m[k]; return ok }
 
-// outputRow reads one record; its problems go to b.
 // anyOutputs: a file of outputs is read with its cells restored whatever
 // its header, a run's CSV export (runs.CSVHeader) or a spreadsheet's: an
 // answer that starts '=x was defused, not written so by a model.
 func anyOutputs([]string) bool { return true }
 
+// outputRow reads one record; its problems go to b.
 func outputRow(obj *value, b *builder) (OutputRow, bool) {
 	r := OutputRow{Row: b.num, Line: b.line}
 	from := map[string]string{}

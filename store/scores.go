@@ -21,6 +21,8 @@ type ScoreView struct {
 	Metric    string  `json:"metric"`
 	Score     float64 `json:"score"`
 	Reasoning string  `json:"reasoning"`
+	// Note says what of the judge's reply could not be kept (Score.Note).
+	Note string `json:"note,omitempty"`
 }
 
 // ScoreFilter narrows and pages a run's scores.
@@ -64,7 +66,7 @@ func (s *Store) RunScores(ctx context.Context, runID int64, f ScoreFilter) (Page
 		return out, fmt.Errorf("store: count scores: %w", err)
 	}
 	err := q.Select(`sc.id, sc.item_id, rt.task_key, tg.model,
-			COALESCE(j.name, sc.source) AS judge, sc.metric, sc.score, sc.reasoning`).
+			COALESCE(j.name, sc.source) AS judge, sc.metric, sc.score, sc.reasoning, sc.note`).
 		Joins("JOIN items i ON i.id = sc.item_id").
 		Joins("JOIN run_tasks rt ON rt.id = i.run_task_id").
 		Joins("JOIN run_targets tg ON tg.id = i.run_target_id").
@@ -80,7 +82,7 @@ func (s *Store) RunScores(ctx context.Context, runID int64, f ScoreFilter) (Page
 func (s *Store) ItemScores(ctx context.Context, itemID int64) ([]ScoreView, error) {
 	out := []ScoreView{}
 	err := s.conn(ctx).Table("scores sc").
-		Select("sc.id, sc.item_id, COALESCE(j.name, sc.source) AS judge, sc.metric, sc.score, sc.reasoning").
+		Select("sc.id, sc.item_id, COALESCE(j.name, sc.source) AS judge, sc.metric, sc.score, sc.reasoning, sc.note").
 		Joins("LEFT JOIN run_judges j ON j.id = sc.run_judge_id").
 		Where("sc.item_id = ?", itemID).Order("sc.id").Scan(&out).Error
 	if err != nil {
