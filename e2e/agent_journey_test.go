@@ -134,7 +134,7 @@ func TestAgentJourney(t *testing.T) {
 	var prov store.Provider
 	apiCall(t, a, "POST", "/api/providers", map[string]any{"name": "Fake", "base_url": a.fake.URL}, &prov, 201)
 	b := newBrowser(t, a.URL)
-	b.do("a desktop viewport", 5*time.Second, chromedp.EmulateViewport(1400, 1000))
+	b.do("a desktop viewport", 15*time.Second, chromedp.EmulateViewport(1400, 1000))
 	shots := t.ArtifactDir()
 
 	var agent store.Agent
@@ -192,11 +192,11 @@ if __name__ == "__main__":
     print(Runner.run_sync(docs_agent, "What is the answer?").final_output)
 `
 	b.open("/agents")
-	b.waitFor("the paste box", `document.querySelector("[data-testid=agent-code]")`, 5*time.Second)
+	b.waitFor("the paste box", `document.querySelector("[data-testid=agent-code]")`, 15*time.Second)
 	// A paste: the value arrives at once.
 	mustEval[bool](b, "paste the code", fmt.Sprintf(`(() => { const e = document.querySelector("[data-testid=agent-code]"); e.value = %s; return true })()`, js(code)))
 	b.click("[data-testid=read-code]")
-	b.waitFor("the form filled from the code", `document.querySelector("#agent-form input[name=name]").value === "Docs helper"`, 5*time.Second)
+	b.waitFor("the form filled from the code", `document.querySelector("#agent-form input[name=name]").value === "Docs helper"`, 15*time.Second)
 	form := mustEval[map[string]string](b, "the form", `(() => {
 		const v = n => (document.querySelector("#agent-form [name=" + n + "]") || {}).value;
 		return {model: v("model"), system_prompt: v("system_prompt"), temperature: v("temperature"), server: v("server_0_name"),
@@ -213,7 +213,7 @@ if __name__ == "__main__":
 	b.shot(shots, "01-agent-code-read")
 	b.click("[data-testid=save-agent]")
 	b.waitFor("the saved agent", `document.querySelector("[data-testid=flash-success]")?.innerText.includes("Agent created") &&
-		document.querySelector("[data-testid=agent-row]")`, 5*time.Second)
+		document.querySelector("[data-testid=agent-row]")`, 15*time.Second)
 	if row := b.text("[data-testid=agent-row]"); !strings.Contains(row, "Docs helper") || !strings.Contains(row, "search, fetch, fail") {
 		t.Errorf("the agent's row %q lacks its name or allowed tools", row)
 	}
@@ -292,13 +292,13 @@ func benchmarkAgent(t *testing.T, b0 *browser, a *app, agent store.Agent, warmup
 	b.waitFor("the form with the agent ticked", fmt.Sprintf(`location.pathname === "/runs/new" && document.querySelector(%s)?.checked`, js(box)), 10*time.Second)
 	b.typeInto("form[data-testid=new-run-form] input[name=name]", "Docs agent run")
 	pickModel(b, "[data-testid=judge-picker-0]", "judge", 0, "fake-judge")
-	b.do("tick the collection", 5*time.Second, chromedp.Click(chromedp.Search(
+	b.do("tick the collection", 15*time.Second, chromedp.Click(chromedp.Search(
 		`//form[@data-testid="new-run-form"]//label[contains(., "Docs questions")]/input[@name="collection_ids"]`)))
 	b.shot(shots, "02-new-run")
 	b.click("[data-testid=start-run]")
 	b.waitFor("the run page", `/^\/runs\/\d+$/.test(location.pathname) && document.querySelector("[data-testid=progress]")`, 10*time.Second)
 	// The warm-up is held: the agent's tools are not known yet.
-	b.waitFor("the note that the tools come at warm-up", `document.readyState === "complete" && document.querySelector("[data-testid=target-tools-pending]")`, 5*time.Second)
+	b.waitFor("the note that the tools come at warm-up", `document.readyState === "complete" && document.querySelector("[data-testid=target-tools-pending]")`, 15*time.Second)
 	warmup.open()
 	return mustEval[string](b, "the run's path", "location.pathname")
 }

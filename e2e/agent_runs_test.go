@@ -37,9 +37,9 @@ func TestBenchmarkAgentFromForm(t *testing.T) {
 
 	pickModel(b, "[data-testid=judge-picker-0]", "judge", 0, "fake-judge")
 	b.click("[data-testid=add-target]")
-	b.waitFor("a model picker", `document.querySelector("[data-testid=target-picker-0]")`, 5*time.Second)
+	b.waitFor("a model picker", `document.querySelector("[data-testid=target-picker-0]")`, 15*time.Second)
 	pickModel(b, "[data-testid=target-picker-0]", "target", 0, "fake-small")
-	b.do("tick the collection", 5*time.Second, chromedp.Click(chromedp.Search(
+	b.do("tick the collection", 15*time.Second, chromedp.Click(chromedp.Search(
 		`//form[@data-testid="new-run-form"]//label[contains(., "Agents E2E")]/input[@name="collection_ids"]`)))
 	b.click("[data-testid=start-run]")
 	b.waitFor("the run page", `/^\/runs\/\d+$/.test(location.pathname) && document.querySelector("[data-testid=progress]")`, 10*time.Second)

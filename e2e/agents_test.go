@@ -19,7 +19,7 @@ func TestPasteCodeMakesAgent(t *testing.T) {
 	b := newBrowser(t, a.URL)
 
 	b.open("/agents")
-	b.waitFor("the paste box", `document.querySelector("[data-testid=agent-code]")`, 5*time.Second)
+	b.waitFor("the paste box", `document.querySelector("[data-testid=agent-code]")`, 15*time.Second)
 	code := `agent = Agent(
     name="Docs helper",
     model="fake-small",
@@ -32,16 +32,16 @@ func TestPasteCodeMakesAgent(t *testing.T) {
 	mustEval[bool](b, "paste the code", fmt.Sprintf(`(() => { const e = document.querySelector("[data-testid=agent-code]"); e.value = %s; return true })()`, js(code)))
 	b.click("[data-testid=read-code]")
 	b.waitFor("the form filled from the code", `document.querySelector("#agent-form input[name=name]").value === "Docs helper" &&
-		document.querySelector("#agent-form input[name=server_0_url]").value === "https://mcp.example.com/mcp"`, 5*time.Second)
+		document.querySelector("#agent-form input[name=server_0_url]").value === "https://mcp.example.com/mcp"`, 15*time.Second)
 
 	b.click("[data-testid=add-server]")
-	b.waitFor("a second server row", `document.querySelector("input[name=server_1_name]")`, 5*time.Second)
+	b.waitFor("a second server row", `document.querySelector("input[name=server_1_name]")`, 15*time.Second)
 	b.typeInto("input[name=server_1_name]", "tickets")
 	b.typeInto("input[name=server_1_url]", "https://tickets.example.com/mcp")
 	b.choose("select[name=provider_id]", "Fake")
 	b.click("[data-testid=save-agent]")
 	b.waitFor("the saved agent", `document.querySelector("[data-testid=flash-success]") &&
-		document.querySelector("[data-testid=flash-success]").innerText.includes("Agent created")`, 5*time.Second)
+		document.querySelector("[data-testid=flash-success]").innerText.includes("Agent created")`, 15*time.Second)
 	row := b.text("[data-testid=agent-row]")
 	for _, want := range []string{"Docs helper", "docs", "tickets", "search_docs", "v1"} {
 		if !strings.Contains(row, want) {
@@ -63,6 +63,6 @@ func TestPasteCodeMakesAgent(t *testing.T) {
 	b.typeInto("#agent-form input[name=name]", "Typed by hand")
 	mustEval[bool](b, "paste other code", `(() => { document.querySelector("[data-testid=agent-code]").value = "Agent(name='x', model=pick())"; return true })()`)
 	b.click("[data-testid=read-code]")
-	b.waitFor("the reason", `document.querySelector("#extract-error").innerText.includes("model: not a string literal")`, 5*time.Second)
+	b.waitFor("the reason", `document.querySelector("#extract-error").innerText.includes("model: not a string literal")`, 15*time.Second)
 	b.check("the form as it was", `document.querySelector("#agent-form input[name=name]").value === "Typed by hand"`, time.Second)
 }

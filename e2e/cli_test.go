@@ -483,7 +483,7 @@ func reportOffline(t *testing.T, path string) {
 	b.do("open the report", 20*time.Second, chromedp.Navigate(u), chromedp.WaitVisible(`[data-testid=comparison]`))
 	charts := mustEval[int](b, "charts", `document.querySelectorAll("svg").length`)
 	runs := mustEval[int](b, "run sections", `document.querySelectorAll("[data-testid=run]").length`)
-	b.do("settle", 5*time.Second, chromedp.Sleep(300*time.Millisecond))
+	b.do("settle", 15*time.Second, chromedp.Sleep(300*time.Millisecond))
 	if charts < 4 || runs != 2 {
 		t.Errorf("report: %d charts, %d run sections", charts, runs)
 	}

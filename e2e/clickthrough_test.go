@@ -91,14 +91,14 @@ func (b *browser) withT(t *testing.T) *browser {
 func addProvider(t *testing.T, b0 *browser, fakeURL string) {
 	b := b0.withT(t)
 	b.open("/providers")
-	b.waitFor("the empty providers hint", `document.querySelector("[data-testid=empty-providers]")`, 5*time.Second)
+	b.waitFor("the empty providers hint", `document.querySelector("[data-testid=empty-providers]")`, 15*time.Second)
 
 	form := "form[data-testid=provider-form] "
 	b.typeInto(form+"input[name=name]", "Fake")
 	b.choose(form+"select[name=type]", "OpenAI-compatible")
 	b.typeInto(form+"input[name=base_url]", fakeURL)
 	b.click("[data-testid=add-header]")
-	b.waitFor("a header row", `document.querySelector("#headers .header-row")`, 5*time.Second)
+	b.waitFor("a header row", `document.querySelector("#headers .header-row")`, 15*time.Second)
 	b.typeInto("#headers .header-row input[name=header_key]", "Authorization")
 	b.typeInto("#headers .header-row input[name=header_value]", secretValue)
 	b.choose("#headers .header-row select[name=header_secret]", "secret")
@@ -139,7 +139,7 @@ func addTasks(t *testing.T, b0 *browser) {
 		// After the first task the "Add a task" section starts closed.
 		if !mustEval[bool](b, "details state", `document.querySelector("details:has(form[data-testid=task-form])").open`) {
 			b.click("details:has(form[data-testid=task-form]) > summary")
-			b.waitFor("the task form", `document.querySelector("details:has(form[data-testid=task-form])").open`, 5*time.Second)
+			b.waitFor("the task form", `document.querySelector("details:has(form[data-testid=task-form])").open`, 15*time.Second)
 		}
 		form := "form[data-testid=task-form] "
 		b.typeInto(form+"input[name=task_id]", task.id)
@@ -167,17 +167,17 @@ func addTasks(t *testing.T, b0 *browser) {
 		return fmt.Sprintf(`JSON.stringify([...document.querySelectorAll("[data-testid=tasks-table] tbody td:first-child")].map(td => td.innerText.trim())) === %s`,
 			js(mustJSON(ids)))
 	}
-	b.waitFor("the search to leave only e2e-2", rowsAre("e2e-2"), 5*time.Second)
+	b.waitFor("the search to leave only e2e-2", rowsAre("e2e-2"), 15*time.Second)
 	if u := mustEval[string](b, "location", "location.search"); !strings.Contains(u, "q=e2e-2") {
 		t.Errorf("search did not push its URL: location.search = %q", u)
 	}
 	b.typeInto("[data-testid=task-search]", "zzz-nothing")
-	b.waitFor("the empty search message", `document.querySelector("[data-testid=empty-tasks]")`, 5*time.Second)
+	b.waitFor("the empty search message", `document.querySelector("[data-testid=empty-tasks]")`, 15*time.Second)
 	if got := b.text("[data-testid=empty-tasks]"); !strings.Contains(got, "No task matches") {
 		t.Errorf("empty search says %q", got)
 	}
-	b.do("clear the search", 5*time.Second, chromedp.SendKeys(chromedp.CSS("[data-testid=task-search]"), strings.Repeat(kb.Backspace, 20)))
-	b.waitFor("all tasks back", `document.querySelectorAll("[data-testid=tasks-table] tbody tr").length === 3`, 5*time.Second)
+	b.do("clear the search", 15*time.Second, chromedp.SendKeys(chromedp.CSS("[data-testid=task-search]"), strings.Repeat(kb.Backspace, 20)))
+	b.waitFor("all tasks back", `document.querySelectorAll("[data-testid=tasks-table] tbody tr").length === 3`, 15*time.Second)
 	b.screenshot("/tmp/e2e-tasks.png")
 }
 
@@ -200,7 +200,7 @@ func makeCollection(t *testing.T, b0 *browser) {
 		if i == 0 {
 			want = "1 task"
 		}
-		b.waitFor("count "+want, fmt.Sprintf(`document.querySelector("[data-testid=collection-count]").innerText.trim() === %s`, js(want)), 5*time.Second)
+		b.waitFor("count "+want, fmt.Sprintf(`document.querySelector("[data-testid=collection-count]").innerText.trim() === %s`, js(want)), 15*time.Second)
 	}
 	// The membership is saved: a reload shows the boxes ticked.
 	b.open(mustEval[string](b, "path", "location.pathname"))
@@ -232,25 +232,25 @@ func pickModel(b *browser, picker, role string, i int, model string) {
 func startRun(t *testing.T, b0 *browser) string {
 	b := b0.withT(t)
 	b.open("/runs/new")
-	b.waitFor("the new-run form", `document.querySelector("form[data-testid=new-run-form]")`, 5*time.Second)
+	b.waitFor("the new-run form", `document.querySelector("form[data-testid=new-run-form]")`, 15*time.Second)
 	b.typeInto("form[data-testid=new-run-form] input[name=name]", "E2E run")
 
 	pickModel(b, "[data-testid=judge-picker-0]", "judge", 0, "fake-judge")
 	pickModel(b, "[data-testid=target-picker-0]", "target", 0, "fake-small")
 	b.click("[data-testid=add-target]")
-	b.waitFor("a second target picker", `document.querySelector("[data-testid=target-picker-1]")`, 5*time.Second)
+	b.waitFor("a second target picker", `document.querySelector("[data-testid=target-picker-1]")`, 15*time.Second)
 	pickModel(b, "[data-testid=target-picker-1]", "target", 1, "fake-large")
 
 	// A third picker gets its own index, and removing it leaves two.
 	b.click("[data-testid=add-target]")
-	b.waitFor("a third target picker", `document.querySelectorAll("#targets .model-picker").length === 3`, 5*time.Second)
+	b.waitFor("a third target picker", `document.querySelectorAll("#targets .model-picker").length === 3`, 15*time.Second)
 	testids := mustEval[[]string](b, "pickers", `[...document.querySelectorAll("#targets .model-picker")].map(p => p.dataset.testid)`)
 	if !slices.Equal(testids, []string{"target-picker-0", "target-picker-1", "target-picker-2"}) {
 		t.Errorf("after adding two models the pickers are %q, want target-picker-0..2 (each picker needs its own index, "+
 			"or their datalists and model boxes share ids)", testids)
 	}
 	b.click("#targets .model-picker:nth-child(3) button[aria-label='Remove model']")
-	b.waitFor("the third picker gone", `document.querySelectorAll("#targets .model-picker").length === 2`, 5*time.Second)
+	b.waitFor("the third picker gone", `document.querySelectorAll("#targets .model-picker").length === 2`, 15*time.Second)
 
 	label := mustEval[string](b, "collection box", `(() => {
 		const l = [...document.querySelectorAll("form[data-testid=new-run-form] label")].find(l => l.querySelector("input[name=collection_ids]") && l.innerText.includes("E2E"));
@@ -259,7 +259,7 @@ func startRun(t *testing.T, b0 *browser) string {
 	if !strings.Contains(label, "(3 tasks)") {
 		t.Errorf("collection choice reads %q, want E2E (3 tasks)", label)
 	}
-	b.do("tick the collection E2E", 5*time.Second, chromedp.Click(chromedp.Search(
+	b.do("tick the collection E2E", 15*time.Second, chromedp.Click(chromedp.Search(
 		`//form[@data-testid="new-run-form"]//label[contains(., "E2E")]/input[@name="collection_ids"]`)))
 	if !mustEval[bool](b, "collection ticked", `[...document.querySelectorAll("input[name=collection_ids]:checked")].some(c => c.closest("label").innerText.includes("E2E"))`) {
 		t.Fatalf("clicking the collection did not tick it")
@@ -318,7 +318,7 @@ func watchRun(t *testing.T, b0 *browser) {
 		return rows.length === 6 && [...rows].every(r => r.querySelector("[data-testid=item-score]").innerText.trim() === "8.00");
 	})()`, 10*time.Second)
 
-	if b.check("the results panel refreshed to an average of 8.00", `document.querySelector("[data-testid=avg-score]").innerText.trim() === "8.00"`, 5*time.Second) {
+	if b.check("the results panel refreshed to an average of 8.00", `document.querySelector("[data-testid=avg-score]").innerText.trim() === "8.00"`, 15*time.Second) {
 		// Each model with its mean judge score (a column the picker hides by default).
 		models := mustEval[[]string](b, "per-model rows", `[...document.querySelectorAll("[data-testid=per-model] tbody tr")].map(r =>
 			r.querySelector("td strong").innerText + " " + r.querySelector("[data-col=judge-score]").textContent.trim() + " ")`)

@@ -37,7 +37,7 @@ func TestImportOutputsInBrowser(t *testing.T) {
 
 	b.open("/import")
 	b.click("[data-testid=import-outputs-tab]")
-	b.waitFor("the outputs form", `document.querySelector("[data-testid=import-outputs-form]")`, 5*time.Second)
+	b.waitFor("the outputs form", `document.querySelector("[data-testid=import-outputs-form]")`, 15*time.Second)
 	b.do("choose the file", 10*time.Second, chromedp.SetUploadFiles(chromedp.CSS("[data-testid=outputs-file]"), []string{file}))
 	b.choose("[data-testid=outputs-judges] select[name=judge_provider_id]", "Fake")
 	b.typeInto("[data-testid=outputs-judges] input[name=judge_model]", "fake-judge")

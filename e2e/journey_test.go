@@ -67,7 +67,7 @@ func TestJourney(t *testing.T) {
 	chromePath(t)
 	a := startApp(t, journeyScript)
 	b := newBrowser(t, a.URL)
-	b.do("a desktop viewport", 5*time.Second, chromedp.EmulateViewport(1400, 1000))
+	b.do("a desktop viewport", 15*time.Second, chromedp.EmulateViewport(1400, 1000))
 	shots := t.ArtifactDir()
 	var firstRun, secondRun string
 	steps := []struct {
@@ -168,14 +168,14 @@ func collectGSM8K(t *testing.T, b0 *browser, shots string) {
 func startGSM8KRun(t *testing.T, b0 *browser, shots string) string {
 	b := b0.withT(t)
 	b.open("/runs/new")
-	b.waitFor("the new-run form", `document.querySelector("form[data-testid=new-run-form]")`, 5*time.Second)
+	b.waitFor("the new-run form", `document.querySelector("form[data-testid=new-run-form]")`, 15*time.Second)
 	b.typeInto("form[data-testid=new-run-form] input[name=name]", "GSM8K run")
 	pickModel(b, "[data-testid=judge-picker-0]", "judge", 0, "fake-judge")
 	pickModel(b, "[data-testid=target-picker-0]", "target", 0, "fake-small")
 	b.click("[data-testid=add-target]")
-	b.waitFor("a second target picker", `document.querySelector("[data-testid=target-picker-1]")`, 5*time.Second)
+	b.waitFor("a second target picker", `document.querySelector("[data-testid=target-picker-1]")`, 15*time.Second)
 	pickModel(b, "[data-testid=target-picker-1]", "target", 1, "fake-large")
-	b.do("tick the collection GSM8K", 5*time.Second, chromedp.Click(chromedp.Search(
+	b.do("tick the collection GSM8K", 15*time.Second, chromedp.Click(chromedp.Search(
 		`//form[@data-testid="new-run-form"]//label[contains(., "GSM8K")]/input[@name="collection_ids"]`)))
 	b.shot(shots, "06-new-run")
 	b.click("[data-testid=start-run]")

@@ -172,7 +172,7 @@ func TestEveryPageFitsAPhone(t *testing.T) {
 	s := seedEverything(t)
 	b := newBrowser(t, s.URL)
 	shots := t.ArtifactDir()
-	b.do("a phone-sized viewport", 5*time.Second, chromedp.EmulateViewport(390, 844, chromedp.EmulateScale(2), chromedp.EmulateMobile))
+	b.do("a phone-sized viewport", 15*time.Second, chromedp.EmulateViewport(390, 844, chromedp.EmulateScale(2), chromedp.EmulateMobile))
 	for _, path := range s.pages {
 		t.Run(path, func(t *testing.T) {
 			b := b.withT(t)
@@ -297,7 +297,7 @@ func TestEveryPageIsAccessible(t *testing.T) {
 	shots := t.ArtifactDir()
 	// Focus emulation: a headless tab's page has no focus of its own, and
 	// :focus would match nothing.
-	b.do("a desktop viewport", 5*time.Second, chromedp.EmulateViewport(1400, 1000),
+	b.do("a desktop viewport", 15*time.Second, chromedp.EmulateViewport(1400, 1000),
 		chromedp.Func(func(ctx context.Context, tg *chromedp.Target) error {
 			_, err := cdp.Call(ctx, tg, emulation.SetFocusEmulationEnabled, emulation.SetFocusEmulationEnabledParams{Enabled: true})
 			return err

@@ -42,13 +42,13 @@ func TestPipelineRunInBrowser(t *testing.T) {
 
 	b := newBrowser(t, a.URL)
 	b.open("/runs/new")
-	b.waitFor("the new-run form", `document.querySelector("form[data-testid=new-run-form]")`, 5*time.Second)
+	b.waitFor("the new-run form", `document.querySelector("form[data-testid=new-run-form]")`, 15*time.Second)
 	pickProviderModel(b, "judge", 0, "Alpha", "fake-judge")
 	pickProviderModel(b, "target", 0, "Alpha", "fake-small")
 	b.click("[data-testid=add-target]")
-	b.waitFor("a second target picker", `document.querySelector("[data-testid=target-picker-1]")`, 5*time.Second)
+	b.waitFor("a second target picker", `document.querySelector("[data-testid=target-picker-1]")`, 15*time.Second)
 	pickProviderModel(b, "target", 1, "Beta", "fake-large")
-	b.do("tick the collection Pipe", 5*time.Second, chromedp.Click(chromedp.Search(
+	b.do("tick the collection Pipe", 15*time.Second, chromedp.Click(chromedp.Search(
 		`//form[@data-testid="new-run-form"]//label[contains(., "Pipe")]/input[@name="collection_ids"]`)))
 	b.click("[data-testid=pipeline]")
 	if !mustEval[bool](b, "pipeline ticked", `document.querySelector("[data-testid=pipeline]").checked`) {

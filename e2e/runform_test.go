@@ -25,8 +25,8 @@ func TestNewRunFormUseCaseAndEstimate(t *testing.T) {
 	}
 	b := newBrowser(t, a.URL)
 	b.open("/runs/new")
-	b.waitFor("the form without collections", `document.querySelector("form[data-testid=new-run-form]")`, 5*time.Second)
-	b.waitFor("the estimate asking for more", `document.querySelector("[data-testid=estimate-pending]")`, 5*time.Second)
+	b.waitFor("the form without collections", `document.querySelector("form[data-testid=new-run-form]")`, 15*time.Second)
+	b.waitFor("the estimate asking for more", `document.querySelector("[data-testid=estimate-pending]")`, 15*time.Second)
 
 	pickModel(b, "[data-testid=judge-picker-0]", "judge", 0, "fake-judge")
 	pickModel(b, "[data-testid=target-picker-0]", "target", 0, "fake-small")

@@ -48,7 +48,7 @@ func TestRunPageLive(t *testing.T) {
 	}, &run, 201)
 
 	b := newBrowser(t, a.URL)
-	b.do("1400 px wide", 5*time.Second, chromedp.EmulateViewport(1400, 900))
+	b.do("1400 px wide", 15*time.Second, chromedp.EmulateViewport(1400, 900))
 	b.open(fmt.Sprintf("/runs/%d", run.ID))
 
 	// The panel's counts, read from its own text: "3/9 answered · 0/9 judged".
@@ -102,7 +102,7 @@ func TestRunPageLive(t *testing.T) {
 	b.click("[data-testid=per-model-columns] summary")
 	b.click(`[data-testid=per-model-columns] input[data-col="tps"]`)
 	b.click(`[data-testid=per-model-columns] input[data-col="completed"]`)
-	b.waitFor("tokens/s shown, completed hidden", visible("tps")+" && !"+visible("completed"), 5*time.Second)
+	b.waitFor("tokens/s shown, completed hidden", visible("tps")+" && !"+visible("completed"), 15*time.Second)
 	b.open(fmt.Sprintf("/runs/%d", run.ID))
 	b.waitFor("the choice kept after a reload", visible("tps")+" && !"+visible("completed"), 10*time.Second)
 	if !mustEval[bool](b, "picker ticks kept", `document.querySelector('[data-testid=per-model-columns] input[data-col="tps"]').checked && !document.querySelector('[data-testid=per-model-columns] input[data-col="completed"]').checked`) {

@@ -35,7 +35,7 @@ func TestImportFromSourcesPage(t *testing.T) {
 
 	b.open("/sources")
 	b.click(fmt.Sprintf("#source-%d [data-testid=import-source]", src.ID))
-	b.waitFor("the import form", `document.querySelector("[data-testid=source-import-form]")`, 5*time.Second)
+	b.waitFor("the import form", `document.querySelector("[data-testid=source-import-form]")`, 15*time.Second)
 	if !mustEval[bool](b, "the newest run ticked", `document.querySelector("[data-testid=import-latest]").checked`) {
 		t.Error("the form does not start from the newest run")
 	}

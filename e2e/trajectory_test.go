@@ -88,7 +88,7 @@ func TestAgentTrajectoryPage(t *testing.T) {
 	item := seedTrajectory(t, a, st, run.ID)
 
 	b := newBrowser(t, a.URL)
-	b.do("a phone-sized viewport", 5*time.Second, chromedp.EmulateViewport(390, 844, chromedp.EmulateScale(2), chromedp.EmulateMobile))
+	b.do("a phone-sized viewport", 15*time.Second, chromedp.EmulateViewport(390, 844, chromedp.EmulateScale(2), chromedp.EmulateMobile))
 	b.open(fmt.Sprintf("/items/%d", item))
 	b.waitFor("the trajectory", `!!document.querySelector("[data-testid=trajectory]")`, 10*time.Second)
 	got := mustEval[string](b, "the timeline", `(() => {
@@ -108,7 +108,7 @@ func TestAgentTrajectoryPage(t *testing.T) {
 		t.Error("the long result is not folded")
 	}
 	b.click("[data-testid=trajectory-turn]:nth-child(2) details summary")
-	b.waitFor("the long result opened", `document.querySelectorAll("[data-testid=trajectory-step]")[2].querySelector("details").open`, 5*time.Second)
+	b.waitFor("the long result opened", `document.querySelectorAll("[data-testid=trajectory-step]")[2].querySelector("details").open`, 15*time.Second)
 	wide := mustEval[string](b, "overflow", `(() => {
 		const vw = document.documentElement.clientWidth;
 		return document.documentElement.scrollWidth <= vw ? "" : "page is " + document.documentElement.scrollWidth + " px wide in " + vw;
