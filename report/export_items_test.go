@@ -54,7 +54,8 @@ func TestJSONExportItemsMatchPerItemReads(t *testing.T) {
 				storetest.Exec(t, st, `UPDATE items SET response = ?, error = ? WHERE id = ?`, "=1+1, \"a\"\n<b>", "", id)
 				storetest.Exec(t, st, `UPDATE scores SET reasoning = ? WHERE item_id = ?`, "why <&> é\u2029", id)
 			case 2:
-				storetest.Exec(t, st, `INSERT INTO scores (run_id, item_id, source, metric, score, created_at) VALUES (?, ?, 'check:contains', 'contains', 1e-7, CURRENT_TIMESTAMP)`, run.ID, id)
+				storetest.Exec(t, st, `INSERT INTO scores (run_id, item_id, run_target_id, source, metric, score, created_at)
+					SELECT run_id, id, run_target_id, 'check:contains', 'contains', 1e-7, CURRENT_TIMESTAMP FROM items WHERE run_id = ? AND id = ?`, run.ID, id)
 			case 3:
 				storetest.Exec(t, st, `UPDATE items SET status = 'FAILED', failed_phase = 'judge', error = ? WHERE id = ?`, "-boom\nline two", id)
 			case 4:

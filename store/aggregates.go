@@ -42,11 +42,10 @@ type Breakdown struct {
 func (s *Store) RunMetricMeans(ctx context.Context, runID int64) ([]MetricMean, error) {
 	out := []MetricMean{}
 	err := s.conn(ctx).Table("scores sc").
-		Select("i.run_target_id, sc.source, sc.metric, AVG(sc.score) AS mean, COUNT(*) AS n").
-		Joins("JOIN items i ON i.id = sc.item_id").
+		Select("sc.run_target_id, sc.source, sc.metric, AVG(sc.score) AS mean, COUNT(*) AS n").
 		Where("sc.run_id = ?", runID).
-		Group("i.run_target_id, sc.source, sc.metric").
-		Order("i.run_target_id, sc.source, sc.metric").Scan(&out).Error
+		Group("sc.run_target_id, sc.source, sc.metric").
+		Order("sc.run_target_id, sc.source, sc.metric").Scan(&out).Error
 	if err != nil {
 		return nil, fmt.Errorf("store: run breakdown by metric: %w", err)
 	}

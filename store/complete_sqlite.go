@@ -65,10 +65,10 @@ func (w *sqliteWrite) build(c *Completion) {
 	w.update = "UPDATE items SET " + sets + " WHERE id = ? AND status = ? AND worker_id = ? AND attempts = ?"
 	w.updateArgs = append(args, c.Item.ID, c.Item.Status, c.Item.WorkerID, c.Item.Attempts)
 	if len(c.scores) > 0 {
-		w.scores = "INSERT INTO scores (run_id, item_id, run_judge_id, source, metric, score, reasoning, raw, note, created_at) VALUES " +
-			rowsOf(len(c.scores), 10)
+		w.scores = "INSERT INTO scores (run_id, item_id, run_target_id, run_judge_id, source, metric, score, reasoning, raw, note, created_at) VALUES " +
+			rowsOf(len(c.scores), 11)
 		for _, sc := range c.scores {
-			w.scoresArgs = append(w.scoresArgs, sc.RunID, sc.ItemID, sc.RunJudgeID, sc.Source, sc.Metric, sc.Score, sc.Reasoning, sc.Raw, sc.Note, sc.CreatedAt)
+			w.scoresArgs = append(w.scoresArgs, sc.RunID, sc.ItemID, sc.RunTargetID, sc.RunJudgeID, sc.Source, sc.Metric, sc.Score, sc.Reasoning, sc.Raw, sc.Note, sc.CreatedAt)
 		}
 	}
 	if len(c.violations) > 0 {

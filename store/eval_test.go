@@ -3,6 +3,7 @@ package store_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -408,6 +409,52 @@ func TestEndRunWaitsForWork(t *testing.T) {
 		}
 		if logs, _ := st.RunLogs(ctx, run.ID, 0, 10); len(logs) != 1 || logs[0].Message != "the end" {
 			t.Fatalf("closing entry %+v", logs)
+		}
+	})
+}
+
+// TestScoresNameTheirTarget: every score a completion writes names its
+// item's target, which the means by model read without the items.
+func TestScoresNameTheirTarget(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, st *store.Store) {
+		ctx := context.Background()
+		run := makeRun(t, st, 3, 2)
+		claimed, err := st.ClaimItems(ctx, store.ClaimParams{RunID: run.ID, From: store.ItemNew, To: store.ItemInProgress, WorkerID: "w",
+			Lease: time.Minute, Limit: 10})
+		if err != nil || len(claimed) != 6 {
+			t.Fatalf("claimed %d (%v)", len(claimed), err)
+		}
+		want := map[int64]float64{} // target: sum of its scores
+		var cs []*store.Completion
+		for i := range claimed {
+			score := float64(i + 1)
+			want[claimed[i].RunTargetID] += score
+			cs = append(cs, store.BenchmarkCompletion(&claimed[i], store.BenchmarkResult{Request: "{}", Response: "a",
+				Scores: []store.Score{{Source: "check:contains", Metric: "check_contains", Score: score}}}))
+		}
+		st.CompleteAll(ctx, cs, nil)
+		for _, c := range cs {
+			if c.Err != nil {
+				t.Fatal(c.Err)
+			}
+		}
+		var wrong int64
+		err = storetest.DB(t, st).QueryRow(fmt.Sprintf(`SELECT COUNT(*) FROM scores sc JOIN items i ON i.id = sc.item_id
+			WHERE sc.run_id = %d AND (sc.run_target_id IS NULL OR sc.run_target_id <> i.run_target_id)`, run.ID)).Scan(&wrong)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if wrong != 0 {
+			t.Errorf("%d scores name another target than their item's", wrong)
+		}
+		means, err := st.RunMetricMeans(ctx, run.ID)
+		if err != nil || len(means) != 2 {
+			t.Fatalf("means %+v (%v), want one per target", means, err)
+		}
+		for _, m := range means {
+			if m.N != 3 || m.Mean*3 != want[m.RunTargetID] {
+				t.Errorf("target %d: mean %g of %d, want %g of 3", m.RunTargetID, m.Mean, m.N, want[m.RunTargetID]/3)
+			}
 		}
 	})
 }

@@ -45,11 +45,13 @@ func TestEachRunItemMatchesRunItems(t *testing.T) {
 		storetest.Exec(t, st, `UPDATE scores SET reasoning = 'why' WHERE item_id = ? AND metric = 'score'`, want[0].ID)
 		for _, i := range []int{1, 999, 1399} {
 			for _, check := range []string{"check:exact_match", "check:contains"} {
-				storetest.Exec(t, st, `INSERT INTO scores (run_id, item_id, source, metric, score, created_at) VALUES (?, ?, ?, ?, 1, CURRENT_TIMESTAMP)`,
-					run.ID, want[i].ID, check, check[len("check:"):])
+				storetest.Exec(t, st, `INSERT INTO scores (run_id, item_id, run_target_id, source, metric, score, created_at)
+					SELECT run_id, id, run_target_id, ?, ?, 1, CURRENT_TIMESTAMP FROM items WHERE run_id = ? AND id = ?`,
+					check, check[len("check:"):], run.ID, want[i].ID)
 			}
 		}
-		storetest.Exec(t, st, `INSERT INTO scores (run_id, item_id, source, metric, score, created_at) VALUES (?, ?, 'check:regex', 'regex', 0, CURRENT_TIMESTAMP)`,
+		storetest.Exec(t, st, `INSERT INTO scores (run_id, item_id, run_target_id, source, metric, score, created_at)
+					SELECT run_id, id, run_target_id, 'check:regex', 'regex', 0, CURRENT_TIMESTAMP FROM items WHERE run_id = ? AND id = ?`,
 			run.ID, want[0].ID)
 		for _, i := range []int{0, 1, 1200} {
 			if _, err := st.SetGrade(ctx, want[i].ID, store.GradeInput{Grade: "partial"}); err != nil {

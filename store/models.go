@@ -450,15 +450,18 @@ type Item struct {
 
 // Score is one metric value for an item from one source (a judge or a check).
 type Score struct {
-	ID         int64
-	RunID      int64
-	ItemID     int64
-	RunJudgeID *int64
-	Source     string
-	Metric     string
-	Score      float64
-	Reasoning  string
-	Raw        string
+	ID     int64
+	RunID  int64
+	ItemID int64
+	// RunTargetID is the scored item's target, copied so that statistics by
+	// model read the scores without their items.
+	RunTargetID int64
+	RunJudgeID  *int64
+	Source      string
+	Metric      string
+	Score       float64
+	Reasoning   string
+	Raw         string
 	// Note, on a verdict's overall row, says what of the judge's violations
 	// list could not be read.
 	Note      string

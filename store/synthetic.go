@@ -115,8 +115,8 @@ func syntheticOverall(j RunJudge) string {
 func (s *Store) insertSyntheticVerdicts(ctx context.Context, runID int64, j RunJudge) error {
 	now := s.now()
 	insert := func(metric, score, reasoning, note string) error {
-		q := fmt.Sprintf(`INSERT INTO scores (run_id, item_id, run_judge_id, source, metric, score, reasoning, raw, note, created_at)
-			SELECT run_id, id, ?, ?, ?, %s, ?, '{}', ?, ? FROM items WHERE %s`, score, syntheticPending(true))
+		q := fmt.Sprintf(`INSERT INTO scores (run_id, item_id, run_target_id, run_judge_id, source, metric, score, reasoning, raw, note, created_at)
+			SELECT run_id, id, run_target_id, ?, ?, ?, %s, ?, '{}', ?, ? FROM items WHERE %s`, score, syntheticPending(true))
 		return s.conn(ctx).Exec(q, j.ID, j.Source(), metric, reasoning, note, now, runID).Error
 	}
 	for i, m := range j.Metrics {
