@@ -125,8 +125,8 @@ func fillScores(b *testing.B, db *sql.DB, runID int64) {
 	for _, q := range []string{
 		`UPDATE items SET status = 'COMPLETED', score = 1 + (id % 10), response = 'an answer', time_ms = 100 + id % 50,
 			completion_tokens = 20 WHERE run_id = $1`,
-		fmt.Sprintf(`INSERT INTO scores (run_id, item_id, run_target_id, run_judge_id, source, metric, score, reasoning, raw, created_at)
-			SELECT run_id, id, run_target_id, %d, 'judge:%d', 'score', score, 'fine', '', $2 FROM items WHERE run_id = $1`, judgeID, judgeID),
+		fmt.Sprintf(`INSERT INTO scores (run_id, item_id, run_target_id, answer_length, run_judge_id, source, metric, score, reasoning, raw, created_at)
+			SELECT run_id, id, run_target_id, LENGTH(response), %d, 'judge:%d', 'score', score, 'fine', '', $2 FROM items WHERE run_id = $1`, judgeID, judgeID),
 		`INSERT INTO scores (run_id, item_id, run_target_id, source, metric, score, reasoning, raw, created_at)
 			SELECT run_id, id, run_target_id, 'check:contains', 'check_contains', 0, '', '', $2 FROM items WHERE run_id = $1 AND id % 100 = 0`,
 		`UPDATE runs SET status = 'FINISHED', phase = 'JUDGING', finished_at = $2 WHERE id = $1`,

@@ -125,7 +125,7 @@ func (s *Store) plannedRead(ctx context.Context, fn func(tx *Store) error, setti
 func (s *Store) eachTargetTaskGroup(ctx context.Context, runID, first, last int64, pass float64, fn func(r TaskResult, taskID int64) error) error {
 	rows, err := s.conn(ctx).Raw(`SELECT i.run_target_id, i.run_task_id, COUNT(*) AS items, COUNT(i.score) AS scored,
 			SUM(CASE WHEN i.score >= ? THEN 1 ELSE 0 END) AS passed, AVG(i.score) AS score, MIN(i.score) AS min_score,
-			MAX(i.score) AS max_score, AVG(i.time_ms) AS time_ms, AVG(i.tokens_per_s) AS tps, SUM(i.cost_usd) AS cost_usd
+			MAX(i.score) AS max_score, AVG(CAST(i.time_ms AS DOUBLE PRECISION)) AS time_ms, AVG(i.tokens_per_s) AS tps, SUM(i.cost_usd) AS cost_usd
 		FROM items i WHERE i.run_id = ? AND i.run_target_id BETWEEN ? AND ?
 		GROUP BY i.run_target_id, i.run_task_id
 		ORDER BY i.run_target_id, i.run_task_id`, pass, runID, first, last).Rows()
@@ -290,36 +290,27 @@ func (s *Store) JudgeProbes(ctx context.Context, runID int64) (*JudgeProbe, erro
 }
 
 // judgeLengths tallies each judge's (score, answer length) pairs, in that
-// order. The database tallies them: a million verdicts are a few hundred
-// pairs, and their ranks are all the card's Spearman needs. On PostgreSQL
-// the read gets the memory to hash the run's items whole (a million are
-// about 90 MB): with the default it split the join into 16 batches spilled
-// to disk, and sorted every joined row to count a few hundred groups. With
-// PostgreSQL's hash_mem_multiplier (2 by default) one analysis may take
-// 128 MB of the server's memory for this read; analyses of several runs
-// at once take that each.
+// order. The database tallies them from the scores alone, which carry the
+// length of the answer they scored: a million verdicts are a few hundred
+// pairs, and their ranks are all the card's Spearman needs.
 func (s *Store) judgeLengths(ctx context.Context, runID int64) ([]JudgeLength, error) {
 	var out []JudgeLength
-	err := s.plannedRead(ctx, func(tx *Store) error {
-		rows, err := tx.conn(ctx).Raw(`SELECT sc.run_judge_id, sc.score, LENGTH(COALESCE(i.response, '')) AS length, COUNT(*)
-			FROM scores sc JOIN items i ON i.id = sc.item_id
-			WHERE sc.run_id = ? AND i.run_id = ? AND sc.metric = 'score' AND sc.run_judge_id IS NOT NULL
-			GROUP BY sc.run_judge_id, sc.score, LENGTH(COALESCE(i.response, ''))`, runID, runID).Rows()
-		if err != nil {
-			return err
-		}
-		defer rows.Close()
-		var l JudgeLength
-		dest := []any{&l.RunJudgeID, &l.Score, &l.Length, &l.N}
-		for rows.Next() {
-			if err := rows.Scan(dest...); err != nil {
-				return err
-			}
-			out = append(out, l)
-		}
-		return rows.Err()
-	}, `SET LOCAL work_mem = '64MB'`)
+	rows, err := s.conn(ctx).Raw(`SELECT run_judge_id, score, COALESCE(answer_length, 0), COUNT(*) FROM scores
+		WHERE run_id = ? AND metric = 'score' AND run_judge_id IS NOT NULL
+		GROUP BY run_judge_id, score, COALESCE(answer_length, 0)`, runID).Rows()
 	if err != nil {
+		return nil, fmt.Errorf("store: judge lengths: %w", err)
+	}
+	defer rows.Close()
+	var l JudgeLength
+	dest := []any{&l.RunJudgeID, &l.Score, &l.Length, &l.N}
+	for rows.Next() {
+		if err := rows.Scan(dest...); err != nil {
+			return nil, fmt.Errorf("store: judge lengths: %w", err)
+		}
+		out = append(out, l)
+	}
+	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("store: judge lengths: %w", err)
 	}
 	slices.SortFunc(out, func(a, b JudgeLength) int {

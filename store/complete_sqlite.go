@@ -65,10 +65,13 @@ func (w *sqliteWrite) build(c *Completion) {
 	w.update = "UPDATE items SET " + sets + " WHERE id = ? AND status = ? AND worker_id = ? AND attempts = ?"
 	w.updateArgs = append(args, c.Item.ID, c.Item.Status, c.Item.WorkerID, c.Item.Attempts)
 	if len(c.scores) > 0 {
-		w.scores = "INSERT INTO scores (run_id, item_id, run_target_id, run_judge_id, source, metric, score, reasoning, raw, note, created_at) VALUES " +
-			rowsOf(len(c.scores), 11)
+		// The answer's length is read from the item as this transaction
+		// just wrote it, as PostgreSQL's statement reads it.
+		row := "(?, ?, ?, (SELECT LENGTH(COALESCE(response, '')) FROM items WHERE id = ?), ?, ?, ?, ?, ?, ?, ?, ?)"
+		w.scores = "INSERT INTO scores (run_id, item_id, run_target_id, answer_length, run_judge_id, source, metric, score, reasoning, raw, note, created_at) VALUES " +
+			strings.TrimSuffix(strings.Repeat(row+", ", len(c.scores)), ", ")
 		for _, sc := range c.scores {
-			w.scoresArgs = append(w.scoresArgs, sc.RunID, sc.ItemID, sc.RunTargetID, sc.RunJudgeID, sc.Source, sc.Metric, sc.Score, sc.Reasoning, sc.Raw, sc.Note, sc.CreatedAt)
+			w.scoresArgs = append(w.scoresArgs, sc.RunID, sc.ItemID, sc.RunTargetID, sc.ItemID, sc.RunJudgeID, sc.Source, sc.Metric, sc.Score, sc.Reasoning, sc.Raw, sc.Note, sc.CreatedAt)
 		}
 	}
 	if len(c.violations) > 0 {

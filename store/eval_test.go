@@ -414,7 +414,10 @@ func TestEndRunWaitsForWork(t *testing.T) {
 }
 
 // TestScoresNameTheirTarget: every score a completion writes names its
-// item's target, which the means by model read without the items.
+// item's target and the length of the answer it scored (in characters, as
+// the database counts them), which the means by model and the judges'
+// length bias read without the items: a check's score written with the
+// answer, and a judge's written later.
 func TestScoresNameTheirTarget(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, st *store.Store) {
 		ctx := context.Background()
@@ -424,35 +427,58 @@ func TestScoresNameTheirTarget(t *testing.T) {
 		if err != nil || len(claimed) != 6 {
 			t.Fatalf("claimed %d (%v)", len(claimed), err)
 		}
-		want := map[int64]float64{} // target: sum of its scores
+		want := map[int64]float64{} // target: sum of its check scores
 		var cs []*store.Completion
 		for i := range claimed {
 			score := float64(i + 1)
 			want[claimed[i].RunTargetID] += score
-			cs = append(cs, store.BenchmarkCompletion(&claimed[i], store.BenchmarkResult{Request: "{}", Response: "a",
+			cs = append(cs, store.BenchmarkCompletion(&claimed[i], store.BenchmarkResult{Request: "{}",
+				Response: strings.Repeat("é✓ ", i) + "a", Judged: true,
 				Scores: []store.Score{{Source: "check:contains", Metric: "check_contains", Score: score}}}))
 		}
 		st.CompleteAll(ctx, cs, nil)
+		judging, err := st.ClaimItems(ctx, store.ClaimParams{RunID: run.ID, From: store.ItemWaitingForJudge, To: store.ItemJudging, WorkerID: "w",
+			Lease: time.Minute, Limit: 10})
+		if err != nil || len(judging) != 6 {
+			t.Fatalf("claimed %d to judge (%v)", len(judging), err)
+		}
+		for i := range judging {
+			cs = append(cs, store.JudgingCompletion(&judging[i], store.Verdict{Overall: 5, Last: true,
+				Scores: []store.Score{{RunJudgeID: &run.Judges[0].ID, Source: run.Judges[0].Source(), Metric: "score", Score: 5}}}))
+		}
+		st.CompleteAll(ctx, cs[6:], nil)
 		for _, c := range cs {
 			if c.Err != nil {
 				t.Fatal(c.Err)
 			}
 		}
-		var wrong int64
-		err = storetest.DB(t, st).QueryRow(fmt.Sprintf(`SELECT COUNT(*) FROM scores sc JOIN items i ON i.id = sc.item_id
-			WHERE sc.run_id = %d AND (sc.run_target_id IS NULL OR sc.run_target_id <> i.run_target_id)`, run.ID)).Scan(&wrong)
+		var n, wrong int64
+		err = storetest.DB(t, st).QueryRow(fmt.Sprintf(`SELECT COUNT(*), COUNT(CASE WHEN sc.run_target_id IS NULL OR sc.run_target_id <> i.run_target_id
+				OR sc.answer_length IS NULL OR sc.answer_length <> LENGTH(i.response) THEN 1 END)
+			FROM scores sc JOIN items i ON i.id = sc.item_id WHERE sc.run_id = %d`, run.ID)).Scan(&n, &wrong)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if wrong != 0 {
-			t.Errorf("%d scores name another target than their item's", wrong)
+		if n != 12 || wrong != 0 {
+			t.Errorf("%d of %d scores name another target or answer length than their item's", wrong, n)
+		}
+		var lengths []int64
+		probe, err := st.JudgeProbes(ctx, run.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, l := range probe.Lengths {
+			lengths = append(lengths, l.Length)
+		}
+		if fmt.Sprint(lengths) != "[1 4 7 10 13 16]" {
+			t.Errorf("the judge's answer lengths %v, want [1 4 7 10 13 16]", lengths)
 		}
 		means, err := st.RunMetricMeans(ctx, run.ID)
-		if err != nil || len(means) != 2 {
-			t.Fatalf("means %+v (%v), want one per target", means, err)
+		if err != nil || len(means) != 4 {
+			t.Fatalf("means %+v (%v), want two per target", means, err)
 		}
 		for _, m := range means {
-			if m.N != 3 || m.Mean*3 != want[m.RunTargetID] {
+			if m.Metric == "check_contains" && (m.N != 3 || m.Mean*3 != want[m.RunTargetID]) {
 				t.Errorf("target %d: mean %g of %d, want %g of 3", m.RunTargetID, m.Mean, m.N, want[m.RunTargetID]/3)
 			}
 		}

@@ -35,14 +35,14 @@ func TestJudgeProbesMatchTheVerdicts(t *testing.T) {
 		storetest.Exec(t, st, `UPDATE items SET response = CASE
 			WHEN id % 11 = 0 THEN NULL WHEN id % 13 = 0 THEN '' ELSE 'answer ' || (id % 3) || ' ' || SUBSTR('xxxxxxxxxx', 1, CAST(id % 4 AS INTEGER)) END
 			WHERE run_id = ?`, run.ID)
-		storetest.Exec(t, st, `INSERT INTO scores (run_id, item_id, run_target_id, run_judge_id, source, metric, score, created_at)
-			SELECT run_id, id, run_target_id, ?, ?, 'score', (id * 7 % 5) + 1, CURRENT_TIMESTAMP FROM items WHERE run_id = ? AND id % 9 <> 0`,
+		storetest.Exec(t, st, `INSERT INTO scores (run_id, item_id, run_target_id, answer_length, run_judge_id, source, metric, score, created_at)
+			SELECT run_id, id, run_target_id, LENGTH(COALESCE(response, '')), ?, ?, 'score', (id * 7 % 5) + 1, CURRENT_TIMESTAMP FROM items WHERE run_id = ? AND id % 9 <> 0`,
 			first, run.Judges[0].Source(), run.ID)
-		storetest.Exec(t, st, `INSERT INTO scores (run_id, item_id, run_target_id, run_judge_id, source, metric, score, created_at)
-			SELECT run_id, id, run_target_id, ?, ?, 'score', CASE WHEN id % 2 = 0 THEN 4 ELSE 8 END, CURRENT_TIMESTAMP FROM items WHERE run_id = ?`,
+		storetest.Exec(t, st, `INSERT INTO scores (run_id, item_id, run_target_id, answer_length, run_judge_id, source, metric, score, created_at)
+			SELECT run_id, id, run_target_id, LENGTH(COALESCE(response, '')), ?, ?, 'score', CASE WHEN id % 2 = 0 THEN 4 ELSE 8 END, CURRENT_TIMESTAMP FROM items WHERE run_id = ?`,
 			second, store.RunJudge{ID: second}.Source(), run.ID)
-		storetest.Exec(t, st, `INSERT INTO scores (run_id, item_id, run_target_id, run_judge_id, source, metric, score, created_at)
-			SELECT run_id, id, run_target_id, ?, ?, 'accuracy', 3, CURRENT_TIMESTAMP FROM items WHERE run_id = ?`, first, run.Judges[0].Source(), run.ID)
+		storetest.Exec(t, st, `INSERT INTO scores (run_id, item_id, run_target_id, answer_length, run_judge_id, source, metric, score, created_at)
+			SELECT run_id, id, run_target_id, LENGTH(COALESCE(response, '')), ?, ?, 'accuracy', 3, CURRENT_TIMESTAMP FROM items WHERE run_id = ?`, first, run.Judges[0].Source(), run.ID)
 		storetest.Exec(t, st, `INSERT INTO scores (run_id, item_id, run_target_id, source, metric, score, created_at)
 			SELECT run_id, id, run_target_id, 'check:regex', 'score', 1, CURRENT_TIMESTAMP FROM items WHERE run_id = ?`, run.ID)
 

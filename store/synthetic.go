@@ -115,8 +115,8 @@ func syntheticOverall(j RunJudge) string {
 func (s *Store) insertSyntheticVerdicts(ctx context.Context, runID int64, j RunJudge) error {
 	now := s.now()
 	insert := func(metric, score, reasoning, note string) error {
-		q := fmt.Sprintf(`INSERT INTO scores (run_id, item_id, run_target_id, run_judge_id, source, metric, score, reasoning, raw, note, created_at)
-			SELECT run_id, id, run_target_id, ?, ?, ?, %s, ?, '{}', ?, ? FROM items WHERE %s`, score, syntheticPending(true))
+		q := fmt.Sprintf(`INSERT INTO scores (run_id, item_id, run_target_id, answer_length, run_judge_id, source, metric, score, reasoning, raw, note, created_at)
+			SELECT run_id, id, run_target_id, LENGTH(%s), ?, ?, ?, %s, ?, '{}', ?, ? FROM items WHERE %s`, syntheticAnswer, score, syntheticPending(true))
 		return s.conn(ctx).Exec(q, j.ID, j.Source(), metric, reasoning, note, now, runID).Error
 	}
 	for i, m := range j.Metrics {
@@ -140,6 +140,10 @@ func (s *Store) insertSyntheticVerdicts(ctx context.Context, runID int64, j RunJ
 	}
 	return nil
 }
+
+// syntheticAnswer is the SQL of an item's made-up answer. Its verdicts,
+// written first, take their answer length from it.
+const syntheticAnswer = `'Synthetic answer ' || id || ': the result is ' || (id % 97) || '.'`
 
 // updateSynthetic writes the items' answers, costs and outcomes.
 func (s *Store) updateSynthetic(ctx context.Context, runID int64, judges []RunJudge) (int64, error) {
@@ -176,7 +180,7 @@ func (s *Store) updateSynthetic(ctx context.Context, runID int64, judges []RunJu
 		failed_phase = CASE WHEN ` + failed + ` THEN 'BENCHMARKING' ELSE '' END,
 		error = CASE WHEN ` + failed + ` THEN 'synthetic: the provider answered 500' ELSE '' END,
 		request = ?,
-		response = CASE WHEN ` + failed + ` THEN NULL ELSE 'Synthetic answer ' || id || ': the result is ' || (id % 97) || '.' END,
+		response = CASE WHEN ` + failed + ` THEN NULL ELSE ` + syntheticAnswer + ` END,
 		time_ms = ` + ms + `, prompt_tokens = ` + pt + `, completion_tokens = ` + ct + `,
 		tokens_per_s = 1000.0 * ` + ct + ` / ` + ms + `,
 		cost_usd = ` + price + `,

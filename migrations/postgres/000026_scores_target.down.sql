@@ -1,1 +1,1 @@
-ALTER TABLE scores DROP COLUMN run_target_id;
+ALTER TABLE scores DROP COLUMN run_target_id, DROP COLUMN answer_length;

@@ -1,7 +1,12 @@
--- Each score names its item's target (issue 18): a run's means by model and
--- metric then group its scores alone, instead of joining a million scores
--- to a million items to learn each one's model. Items never change target,
--- so the copy cannot go stale; every insert of scores writes it.
-ALTER TABLE scores ADD COLUMN run_target_id BIGINT;
-UPDATE scores SET run_target_id = items.run_target_id FROM items WHERE items.id = scores.item_id;
+-- Each score carries what a run's statistics read beside it (issue 18), so
+-- they read the scores alone instead of joining a million scores to a
+-- million items: the scored item's target (the means by model and metric)
+-- and the length of the answer it scored (the judges' length bias). Items
+-- never change target, and an answer's scores are written with it and
+-- deleted when it is replaced, so neither copy goes stale; every insert of
+-- scores writes both.
+ALTER TABLE scores ADD COLUMN run_target_id BIGINT, ADD COLUMN answer_length BIGINT;
+UPDATE scores SET run_target_id = items.run_target_id, answer_length = LENGTH(COALESCE(items.response, ''))
+FROM items WHERE items.id = scores.item_id;
 COMMENT ON COLUMN scores.run_target_id IS 'the target of the item scored (items.run_target_id), copied so statistics by model skip the join';
+COMMENT ON COLUMN scores.answer_length IS 'characters in the answer scored (LENGTH(items.response)), copied so the judges'' length bias skips the join';

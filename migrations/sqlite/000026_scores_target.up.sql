@@ -1,6 +1,11 @@
--- Each score names its item's target (issue 18): a run's means by model and
--- metric then group its scores alone, instead of joining every score to its
--- item to learn its model. Items never change target, so the copy cannot go
--- stale; every insert of scores writes it.
+-- Each score carries what a run's statistics read beside it (issue 18), so
+-- they read the scores alone instead of joining every score to its item:
+-- the scored item's target (the means by model and metric) and the length
+-- of the answer it scored (the judges' length bias). Items never change
+-- target, and an answer's scores are written with it and deleted when it
+-- is replaced, so neither copy goes stale; every insert of scores writes
+-- both.
 ALTER TABLE scores ADD COLUMN run_target_id INTEGER;
-UPDATE scores SET run_target_id = (SELECT items.run_target_id FROM items WHERE items.id = scores.item_id);
+ALTER TABLE scores ADD COLUMN answer_length INTEGER;
+UPDATE scores SET run_target_id = (SELECT items.run_target_id FROM items WHERE items.id = scores.item_id),
+	answer_length = (SELECT LENGTH(COALESCE(items.response, '')) FROM items WHERE items.id = scores.item_id);
