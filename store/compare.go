@@ -59,30 +59,37 @@ func (s *Store) EachTaskResultOfTargets(ctx context.Context, runID, first, last 
 	if err != nil {
 		return err
 	}
-	// One target's results at a time, put in task id order here: the
-	// database groups the items in the order of the (target, task) index and
-	// so needs no sort of its own.
-	var target []TaskResult
+	// One target's results at a time, put in task id order here, each in
+	// its task's place: the database groups the items in the order of the
+	// (target, task) index and so needs no sort of its own, and the tasks'
+	// order is the same for every target.
+	target := make([]TaskResult, len(tasks.names))
+	var placed []int // the places filled, in arrival order
 	flush := func() error {
-		slices.SortFunc(target, func(a, b TaskResult) int { return strings.Compare(a.TaskKey, b.TaskKey) })
-		for _, r := range target {
-			if err := fn(r); err != nil {
+		slices.Sort(placed)
+		for _, p := range placed {
+			if err := fn(target[p]); err != nil {
 				return err
 			}
 		}
-		target = target[:0]
+		placed = placed[:0]
 		return nil
 	}
 	err = s.streamedRead(ctx, func(tx *Store) error {
 		return tx.eachTargetTaskGroup(ctx, runID, first, last, PassThreshold(judges), func(r TaskResult, taskID int64) error {
-			if len(target) > 0 && target[0].RunTargetID != r.RunTargetID {
+			if len(placed) > 0 && target[placed[0]].RunTargetID != r.RunTargetID {
 				if err := flush(); err != nil {
 					return err
 				}
 			}
-			name := tasks[taskID]
+			p, ok := tasks.place[taskID]
+			if !ok {
+				return fmt.Errorf("store: task results: run task %d is not the run's", taskID)
+			}
+			name := tasks.names[p]
 			r.TaskKey, r.Category, r.UseCase = name.key, name.category, name.usecase
-			target = append(target, r)
+			target[p] = r
+			placed = append(placed, p)
 			return nil
 		})
 	})
@@ -193,24 +200,39 @@ func floatOf(v any, dst *float64) (bool, error) {
 // taskName is what a task result names its task by.
 type taskName struct{ key, category, usecase string }
 
-// taskNames reads the names of each of the run's tasks, by row id.
-func (s *Store) taskNames(ctx context.Context, runID int64) (map[int64]taskName, error) {
+// runTaskNames are a run's task names in task id order (by key, then by
+// row id), and each row id's place in that order.
+type runTaskNames struct {
+	names []taskName
+	place map[int64]int
+}
+
+// taskNames reads the names of each of the run's tasks.
+func (s *Store) taskNames(ctx context.Context, runID int64) (runTaskNames, error) {
 	rows, err := s.conn(ctx).Raw(`SELECT id, task_key, category, usecase FROM run_tasks WHERE run_id = ?`, runID).Rows()
 	if err != nil {
-		return nil, fmt.Errorf("store: task names: %w", err)
+		return runTaskNames{}, fmt.Errorf("store: task names: %w", err)
 	}
 	defer rows.Close()
-	out := map[int64]taskName{}
-	var id int64
-	var n taskName
+	type row struct {
+		id int64
+		taskName
+	}
+	var all []row
+	var r row
 	for rows.Next() {
-		if err := rows.Scan(&id, &n.key, &n.category, &n.usecase); err != nil {
-			return nil, fmt.Errorf("store: task names: %w", err)
+		if err := rows.Scan(&r.id, &r.key, &r.category, &r.usecase); err != nil {
+			return runTaskNames{}, fmt.Errorf("store: task names: %w", err)
 		}
-		out[id] = n
+		all = append(all, r)
 	}
 	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("store: task names: %w", err)
+		return runTaskNames{}, fmt.Errorf("store: task names: %w", err)
+	}
+	slices.SortFunc(all, func(a, b row) int { return cmp.Or(strings.Compare(a.key, b.key), cmp.Compare(a.id, b.id)) })
+	out := runTaskNames{names: make([]taskName, len(all)), place: make(map[int64]int, len(all))}
+	for i, r := range all {
+		out.names[i], out.place[r.id] = r.taskName, i
 	}
 	return out, nil
 }
