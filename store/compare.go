@@ -292,8 +292,8 @@ type JudgeRepeat struct {
 }
 
 // JudgeProbes reads a run's judge scores for the reliability card. Its two
-// reads each scan the run's items and are independent: they run side by
-// side, on two connections.
+// reads (of the run's scores, and of its items' answers) are independent:
+// they run side by side, on two connections.
 func (s *Store) JudgeProbes(ctx context.Context, runID int64) (*JudgeProbe, error) {
 	out := &JudgeProbe{}
 	g, gctx := errgroup.WithContext(ctx)

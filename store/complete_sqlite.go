@@ -65,14 +65,15 @@ func (w *sqliteWrite) build(c *Completion) {
 	w.update = "UPDATE items SET " + sets + " WHERE id = ? AND status = ? AND worker_id = ? AND attempts = ?"
 	w.updateArgs = append(args, c.Item.ID, c.Item.Status, c.Item.WorkerID, c.Item.Attempts)
 	if len(c.scores) > 0 {
-		// The answer's length is read from the item as this transaction
-		// just wrote it, as PostgreSQL's statement reads it.
-		row := "(?, ?, ?, (SELECT LENGTH(COALESCE(response, '')) FROM items WHERE id = ?), ?, ?, ?, ?, ?, ?, ?, ?)"
-		w.scores = "INSERT INTO scores (run_id, item_id, run_target_id, answer_length, run_judge_id, source, metric, score, reasoning, raw, note, created_at) VALUES " +
-			strings.TrimSuffix(strings.Repeat(row+", ", len(c.scores)), ", ")
+		// The item's run, target and answer length are read from its row as
+		// this transaction just wrote it, as PostgreSQL's statement reads them.
+		w.scores = `INSERT INTO scores (run_id, item_id, run_target_id, answer_length, run_judge_id, source, metric, score, reasoning, raw, note, created_at)
+			SELECT i.run_id, i.id, i.run_target_id, LENGTH(COALESCE(i.response, '')), v.column1, v.column2, v.column3, v.column4, v.column5, v.column6, v.column7, v.column8
+			FROM items i, (VALUES ` + rowsOf(len(c.scores), 8) + `) v WHERE i.id = ?`
 		for _, sc := range c.scores {
-			w.scoresArgs = append(w.scoresArgs, sc.RunID, sc.ItemID, sc.RunTargetID, sc.ItemID, sc.RunJudgeID, sc.Source, sc.Metric, sc.Score, sc.Reasoning, sc.Raw, sc.Note, sc.CreatedAt)
+			w.scoresArgs = append(w.scoresArgs, sc.RunJudgeID, sc.Source, sc.Metric, sc.Score, sc.Reasoning, sc.Raw, sc.Note, sc.CreatedAt)
 		}
+		w.scoresArgs = append(w.scoresArgs, c.Item.ID)
 	}
 	if len(c.violations) > 0 {
 		w.violations = "INSERT INTO violations (run_id, item_id, run_judge_id, category, detail, created_at) VALUES " +

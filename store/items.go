@@ -226,7 +226,7 @@ func (s *Store) CompleteAll(ctx context.Context, cs []*Completion, next *ClaimPa
 		for i := range c.scores {
 			sc := &c.scores[i]
 			// ID 0: a batch that rolled back may have set ids its retry must not reuse.
-			sc.ID, sc.RunID, sc.ItemID, sc.RunTargetID, sc.CreatedAt = 0, c.Item.RunID, c.Item.ID, c.Item.RunTargetID, now
+			sc.ID, sc.RunID, sc.ItemID, sc.CreatedAt = 0, c.Item.RunID, c.Item.ID, now
 			sc.Reasoning, sc.Raw, sc.Note = storable(sc.Reasoning), storable(sc.Raw), storable(sc.Note)
 		}
 		for i := range c.violations {

@@ -453,8 +453,8 @@ type Score struct {
 	ID     int64
 	RunID  int64
 	ItemID int64
-	// RunTargetID is the scored item's target, copied so that statistics by
-	// model read the scores without their items.
+	// RunTargetID is the scored item's target, copied from it as the score
+	// is written, so that statistics by model read the scores alone.
 	RunTargetID int64
 	RunJudgeID  *int64
 	Source      string

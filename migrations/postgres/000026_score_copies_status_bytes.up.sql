@@ -2,9 +2,9 @@
 -- they read the scores alone instead of joining a million scores to a
 -- million items: the scored item's target (the means by model and metric)
 -- and the length of the answer it scored (the judges' length bias). Items
--- never change target, and an answer's scores are written with it and
--- deleted when it is replaced, so neither copy goes stale; every insert of
--- scores writes both.
+-- never change target, and an answer once scored is never replaced (a
+-- retry re-answers only items that failed before any score), so neither
+-- copy goes stale; every insert of scores writes both.
 ALTER TABLE scores ADD COLUMN run_target_id BIGINT, ADD COLUMN answer_length BIGINT;
 UPDATE scores SET run_target_id = items.run_target_id, answer_length = LENGTH(COALESCE(items.response, ''))
 FROM items WHERE items.id = scores.item_id;
@@ -17,3 +17,7 @@ COMMENT ON COLUMN scores.answer_length IS 'characters in the answer scored (LENG
 -- and the target's status index), and every status change again. SQLite
 -- compares text byte by byte already.
 ALTER TABLE items ALTER COLUMN status TYPE TEXT COLLATE "C";
+-- The type change drops the column's planner statistics, and the backfill
+-- rewrote every score: gather both again rather than wait for autovacuum.
+ANALYZE items;
+ANALYZE scores;

@@ -2,9 +2,9 @@
 -- they read the scores alone instead of joining every score to its item:
 -- the scored item's target (the means by model and metric) and the length
 -- of the answer it scored (the judges' length bias). Items never change
--- target, and an answer's scores are written with it and deleted when it
--- is replaced, so neither copy goes stale; every insert of scores writes
--- both.
+-- target, and an answer once scored is never replaced (a retry re-answers
+-- only items that failed before any score), so neither copy goes stale;
+-- every insert of scores writes both.
 ALTER TABLE scores ADD COLUMN run_target_id INTEGER;
 ALTER TABLE scores ADD COLUMN answer_length INTEGER;
 UPDATE scores SET run_target_id = (SELECT items.run_target_id FROM items WHERE items.id = scores.item_id),

@@ -67,8 +67,8 @@ func FixedRun(t testing.TB, st *store.Store, name string, provider int64, models
 			string(store.ItemCompleted), r.TimeMs, r.CostUSD, r.TokensPerS, id)
 		score := float64(j.ScaleMin) + r.Overall*float64(j.ScaleMax-j.ScaleMin)
 		for _, m := range metrics {
-			exec(t, st, `INSERT INTO scores (run_id, item_id, run_target_id, run_judge_id, source, metric, score, created_at)
-				SELECT ?, ?, run_target_id, ?, ?, ?, ?, CURRENT_TIMESTAMP FROM items WHERE id = ?`,
+			exec(t, st, `INSERT INTO scores (run_id, item_id, run_target_id, answer_length, run_judge_id, source, metric, score, created_at)
+				SELECT ?, ?, run_target_id, LENGTH(COALESCE(response, '')), ?, ?, ?, ?, CURRENT_TIMESTAMP FROM items WHERE id = ?`,
 				run.ID, id, j.ID, j.Source(), m, score, id)
 		}
 	}
