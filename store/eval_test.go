@@ -484,3 +484,17 @@ func TestScoresNameTheirTarget(t *testing.T) {
 		}
 	})
 }
+
+// TestSyntheticFillWithoutWeights: a bulk fill of a run none of whose
+// scores weigh completes its items; before, computing their overalls from
+// an empty list of weights was an SQL syntax error.
+func TestSyntheticFillWithoutWeights(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, st *store.Store) {
+		ctx := context.Background()
+		run := makeRun(t, st, 3, 2)
+		n, err := st.CompleteSynthetic(ctx, run.ID, nil)
+		if err != nil || n != 6 {
+			t.Fatalf("filled %d items (%v), want 6", n, err)
+		}
+	})
+}

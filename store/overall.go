@@ -75,6 +75,9 @@ func (s *Store) TaskOveralls(ctx context.Context, runID int64, weights []SourceW
 // keeps the rest as it writes their scores (Weigh), so this is a read of an
 // index that finds none, except once per such run.
 func (s *Store) FillItemOveralls(ctx context.Context, runID int64, weights []SourceWeight) error {
+	if len(weights) == 0 {
+		return nil // nothing weighs: no overall to compute, as TaskOveralls reads none
+	}
 	var unknown []int64
 	err := s.conn(ctx).Raw(`SELECT id FROM items WHERE run_id = ? AND status = ? AND overall_weight IS NULL LIMIT 1`,
 		runID, ItemCompleted).Scan(&unknown).Error
