@@ -98,7 +98,9 @@ func JudgePrompt(ctx context.Context, j store.RunJudge, opts store.RunOptions, w
 // Answers is the model's answer to each turn of an item's task.
 func Answers(w *store.WorkItem) []string { return answers(w) }
 
-// answers is the model's answer to each turn of the item's task.
+// answers is the model's answer to each turn of the item's task. A lone
+// answer to a conversation (an imported one: no answer per turn) answers
+// its last turn; the turns before it have none.
 func answers(w *store.WorkItem) []string {
 	if w.Answers != nil {
 		if list, err := decodeAnswers(*w.Answers); err == nil {
@@ -106,7 +108,9 @@ func answers(w *store.WorkItem) []string {
 		}
 	}
 	if w.Response != nil {
-		return []string{*w.Response}
+		out := make([]string, len(w.Task.AllTurns()))
+		out[len(out)-1] = *w.Response
+		return out
 	}
 	return []string{""}
 }

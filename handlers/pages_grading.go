@@ -3,7 +3,6 @@ package handlers
 import (
 	"cmp"
 	"context"
-	"encoding/json"
 	"fmt"
 	"net/http"
 	"slices"
@@ -13,6 +12,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"tribunal/engine"
 	"tribunal/rubric"
 	"tribunal/store"
 	"tribunal/views"
@@ -85,18 +85,17 @@ func (h *Handler) gradingItem(ctx context.Context, run *store.Run, id int64, spr
 	if it.Grade, err = h.store.ItemGrade(ctx, w.ID); err != nil {
 		return nil, err
 	}
-	turns := w.Task.AllTurns()
+	// The answers as the judges were shown them; a lone answer to a
+	// conversation answers its last turn, the turns before it none.
 	var answers []string
-	if w.Answers != nil && json.Unmarshal([]byte(*w.Answers), &answers) != nil {
-		answers = nil
+	if w.Response != nil || w.Answers != nil {
+		answers = engine.Answers(w)
 	}
-	for i, t := range turns {
+	lone := w.Answers == nil
+	for i, t := range w.Task.AllTurns() {
 		gt := views.GradingTurn{Question: t}
-		switch {
-		case answers != nil && i < len(answers):
+		if i < len(answers) && (!lone || i == len(answers)-1) {
 			gt.Answer, gt.Answered = answers[i], true
-		case answers == nil && w.Response != nil && i == len(turns)-1:
-			gt.Answer, gt.Answered = *w.Response, true // a single answer belongs to the last turn
 		}
 		it.Turns = append(it.Turns, gt)
 	}
