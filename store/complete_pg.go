@@ -45,7 +45,7 @@ func (s *Store) completeAllOnce(ctx context.Context, cs []*Completion, next *Cla
 			AS v(k_id, k_status, k_worker, k_attempts, k_next` + pgColumnNames(len(types)) + `)),
 		done AS (UPDATE items SET ` + sets + ` FROM v
 			WHERE items.id = v.k_id AND items.status = v.k_status AND items.worker_id = v.k_worker AND items.attempts = v.k_attempts
-			RETURNING items.id, items.run_id, items.run_target_id, LENGTH(COALESCE(items.response, '')) AS answer_length, v.k_next),
+			RETURNING items.id, items.run_id, items.run_target_id, ` + answerLengthOf("items.response") + ` AS answer_length, v.k_next),
 		saved AS (INSERT INTO scores (run_id, item_id, run_target_id, answer_length, run_judge_id, source, metric, score, reasoning, raw, note, created_at)
 			SELECT done.run_id, done.id, done.run_target_id, done.answer_length, s.judge, s.source, s.metric, s.score, s.reasoning, s.raw, s.note, ?
 			FROM unnest(?::bigint[], ?::bigint[], ?::text[], ?::text[], ?::double precision[], ?::text[], ?::text[], ?::text[])

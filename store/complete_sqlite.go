@@ -68,7 +68,7 @@ func (w *sqliteWrite) build(c *Completion) {
 		// The item's run, target and answer length are read from its row as
 		// this transaction just wrote it, as PostgreSQL's statement reads them.
 		w.scores = `INSERT INTO scores (run_id, item_id, run_target_id, answer_length, run_judge_id, source, metric, score, reasoning, raw, note, created_at)
-			SELECT i.run_id, i.id, i.run_target_id, LENGTH(COALESCE(i.response, '')), v.column1, v.column2, v.column3, v.column4, v.column5, v.column6, v.column7, v.column8
+			SELECT i.run_id, i.id, i.run_target_id, ` + answerLengthOf("i.response") + `, v.column1, v.column2, v.column3, v.column4, v.column5, v.column6, v.column7, v.column8
 			FROM items i, (VALUES ` + rowsOf(len(c.scores), 8) + `) v WHERE i.id = ?`
 		for _, sc := range c.scores {
 			w.scoresArgs = append(w.scoresArgs, sc.RunJudgeID, sc.Source, sc.Metric, sc.Score, sc.Reasoning, sc.Raw, sc.Note, sc.CreatedAt)

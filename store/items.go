@@ -224,14 +224,15 @@ func (s *Store) CompleteAll(ctx context.Context, cs []*Completion, next *ClaimPa
 		storableUpdates(c.updates)
 		c.updates["updated_at"] = now
 		for i := range c.scores {
+			// The statements take each score's item, run and target from the
+			// item's row (completeAllOnce, sqliteWrite).
 			sc := &c.scores[i]
-			// ID 0: a batch that rolled back may have set ids its retry must not reuse.
-			sc.ID, sc.RunID, sc.ItemID, sc.CreatedAt = 0, c.Item.RunID, c.Item.ID, now
+			sc.CreatedAt = now
 			sc.Reasoning, sc.Raw, sc.Note = storable(sc.Reasoning), storable(sc.Raw), storable(sc.Note)
 		}
 		for i := range c.violations {
 			v := &c.violations[i]
-			v.ID, v.RunID, v.ItemID, v.CreatedAt = 0, c.Item.RunID, c.Item.ID, now
+			v.RunID, v.ItemID, v.CreatedAt = c.Item.RunID, c.Item.ID, now
 			v.Detail = storable(v.Detail)
 		}
 	}

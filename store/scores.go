@@ -11,6 +11,11 @@ import (
 	"gorm.io/gorm/clause"
 )
 
+// answerLengthOf is the SQL of an answer's length, what each score's
+// answer_length holds: the characters of the answer text given, none for
+// NULL.
+func answerLengthOf(answer string) string { return "LENGTH(COALESCE(" + answer + ", ''))" }
+
 // ScoreView is one score as the API lists it.
 type ScoreView struct {
 	ID        int64   `json:"-"`

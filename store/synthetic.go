@@ -116,7 +116,7 @@ func (s *Store) insertSyntheticVerdicts(ctx context.Context, runID int64, j RunJ
 	now := s.now()
 	insert := func(metric, score, reasoning, note string) error {
 		q := fmt.Sprintf(`INSERT INTO scores (run_id, item_id, run_target_id, answer_length, run_judge_id, source, metric, score, reasoning, raw, note, created_at)
-			SELECT run_id, id, run_target_id, LENGTH(%s), ?, ?, ?, %s, ?, '{}', ?, ? FROM items WHERE %s`, syntheticAnswer, score, syntheticPending(true))
+			SELECT run_id, id, run_target_id, %s, ?, ?, ?, %s, ?, '{}', ?, ? FROM items WHERE %s`, answerLengthOf(syntheticAnswer), score, syntheticPending(true))
 		return s.conn(ctx).Exec(q, j.ID, j.Source(), metric, reasoning, note, now, runID).Error
 	}
 	for i, m := range j.Metrics {
