@@ -205,3 +205,28 @@ func TestSummariseIsTheSameEachTime(t *testing.T) {
 		}
 	}
 }
+
+// MeanCIOfSums gives MeanCI's normal interval from the values' sums, and
+// leaves the few values a bootstrap needs to MeanCI.
+func TestMeanCIOfSums(t *testing.T) {
+	for _, n := range []int{bootstrapMax, bootstrapMax + 1, 50_000} {
+		xs := make([]float64, n)
+		var sum, sq float64
+		for i := range xs {
+			xs[i] = float64(i*7919%101) / 1.7
+			sum += xs[i]
+			sq += xs[i] * xs[i]
+		}
+		got, ok := MeanCIOfSums(int64(n), sum, sq)
+		if n <= bootstrapMax {
+			if ok {
+				t.Errorf("n=%d: an interval from sums, where the bootstrap needs the values", n)
+			}
+			continue
+		}
+		want := MeanCI(xs)
+		if !ok || got.N != want.N || math.Abs(got.Mean-want.Mean) > 1e-9 || math.Abs(got.Lo-want.Lo) > 1e-9 || math.Abs(got.Hi-want.Hi) > 1e-9 {
+			t.Errorf("n=%d: %+v (%v), want %+v", n, got, ok, want)
+		}
+	}
+}

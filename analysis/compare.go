@@ -137,13 +137,29 @@ func MeanCI(xs []float64) stats.Estimate {
 	for _, x := range xs {
 		sum += x
 	}
-	n := float64(len(xs))
-	m := sum / n
+	m := sum / float64(len(xs))
 	for _, x := range xs {
 		sq += (x - m) * (x - m)
 	}
-	half := 1.959964 * math.Sqrt(sq/(n-1)/n)
-	return stats.Estimate{Mean: m, Lo: m - half, Hi: m + half, N: len(xs)}
+	return normalCI(len(xs), m, sq)
+}
+
+// MeanCIOfSums is MeanCI over n values known by their sum and the sum of
+// their squares, or false when n is small enough for the bootstrap, which
+// needs the values themselves.
+func MeanCIOfSums(n int64, sum, sumSq float64) (stats.Estimate, bool) {
+	if n <= bootstrapMax {
+		return stats.Estimate{}, false
+	}
+	m := sum / float64(n)
+	return normalCI(int(n), m, max(sumSq-sum*m, 0)), true
+}
+
+// normalCI is the normal 95 % interval of the mean m of n values whose
+// squared deviations from it sum to sq.
+func normalCI(n int, m, sq float64) stats.Estimate {
+	half := 1.959964 * math.Sqrt(sq/float64(n-1)/float64(n))
+	return stats.Estimate{Mean: m, Lo: m - half, Hi: m + half, N: n}
 }
 
 // pairedCI is the mean paired difference a−b with its 95 % interval.

@@ -18,7 +18,10 @@
 //	                                               those)
 //	one item in full, its place      item.go       Service.Item
 //	an item's place in grading       grading.go    Service.GradingPlace (store.GradingPlace)
-//	a model's overall and interval   summary.go    modelScores
+//	a model's overall and interval   summary.go    overallsOf (the database sums
+//	                                               the task overalls of a model
+//	                                               with many tasks, see
+//	                                               analysis.MeanCIOfSums)
 //	best overall, best value         summary.go    pickBest (MinScored items per model)
 //	per-metric table                 summary.go    metricRows
 //	violations per model and         violations.go violationsOf (the judges'

@@ -307,7 +307,7 @@ func summarize(ctx context.Context, st *store.Store, run *store.Run, prog Progre
 	// on their own connections (SQLite's one connection takes them in turn).
 	var figures *store.RunFigures
 	var metrics []store.MetricMean
-	var tasks []store.TaskOverall
+	var overalls map[int64]targetOverall
 	var tools map[int64]*ToolStats
 	var violations *Violations
 	weights := ItemWeights(run)
@@ -321,7 +321,7 @@ func summarize(ctx context.Context, st *store.Store, run *store.Run, prog Progre
 		return err
 	})
 	g.Go(func() (err error) {
-		tasks, err = st.TaskOveralls(gctx, run.ID, weights)
+		overalls, err = overallsOf(gctx, st, run.ID, weights)
 		return err
 	})
 	g.Go(func() (err error) {
@@ -338,7 +338,7 @@ func summarize(ctx context.Context, st *store.Store, run *store.Run, prog Progre
 	base, b := figures.Summary, &store.Breakdown{Metrics: metrics, Groups: figures.Groups}
 	sum := &Summary{Overall: base.Overall, PerModel: base.PerModel, PerTask: base.PerTask, Tasks: base.Tasks,
 		PassThreshold: base.PassThreshold, Breakdown: b, Violations: violations, UseCases: useCaseTotals(b.Groups)}
-	sum.Models = modelScores(base.PerModel, tasks)
+	sum.Models = modelScores(base.PerModel, overalls)
 	addMeasures(sum.Models, figures.Measures)
 	for i := range sum.Models {
 		sum.Models[i].Tools = tools[sum.Models[i].TargetID]
@@ -349,21 +349,58 @@ func summarize(ctx context.Context, st *store.Store, run *store.Run, prog Progre
 	return withGrades(ctx, st, run.ID, sum)
 }
 
-// modelScores averages each target's task overalls into its overall, 0–100,
-// with a 95 % interval over tasks.
-func modelScores(perModel []store.ModelStats, tasks []store.TaskOverall) []ModelScore {
+// targetOverall is a target's overall, 0–100, with its 95 % interval over
+// tasks (nil while none of its items has one), and the items it averages.
+type targetOverall struct {
+	est    *stats.Estimate
+	scored int64
+}
+
+// overallsOf computes each target's overall. For a target with many tasks
+// the database sums their overalls, which is all the normal interval needs;
+// only the tasks of a target with few, whose bootstrap needs each, are read.
+func overallsOf(ctx context.Context, st *store.Store, runID int64, weights []store.SourceWeight) (map[int64]targetOverall, error) {
+	sums, err := st.TargetOveralls(ctx, runID, weights)
+	if err != nil {
+		return nil, err
+	}
+	out := map[int64]targetOverall{}
+	var few []int64
+	for _, s := range sums {
+		o := targetOverall{scored: s.Items}
+		if est, ok := analysis.MeanCIOfSums(s.Tasks, 100*s.Sum, 100*100*s.SumSq); ok {
+			o.est = &est
+		} else {
+			few = append(few, s.RunTargetID)
+		}
+		out[s.RunTargetID] = o
+	}
+	if len(few) == 0 {
+		return out, nil
+	}
+	tasks, err := st.TaskOveralls(ctx, runID, weights, few...)
+	if err != nil {
+		return nil, err
+	}
 	byTarget := map[int64][]float64{}
-	scored := map[int64]int64{}
 	for _, t := range tasks {
 		byTarget[t.RunTargetID] = append(byTarget[t.RunTargetID], t.Overall*100)
-		scored[t.RunTargetID] += t.Items
 	}
+	for id, xs := range byTarget {
+		est := analysis.MeanCI(xs)
+		out[id] = targetOverall{est: &est, scored: out[id].scored}
+	}
+	return out, nil
+}
+
+// modelScores gives each target its overall and the overall per dollar.
+func modelScores(perModel []store.ModelStats, overalls map[int64]targetOverall) []ModelScore {
 	out := make([]ModelScore, 0, len(perModel))
 	for _, pm := range perModel {
-		ms := ModelScore{TargetID: pm.TargetID, Scored: scored[pm.TargetID]}
-		if xs := byTarget[pm.TargetID]; len(xs) > 0 {
-			est := analysis.MeanCI(xs)
-			ms.Overall, ms.OverallCI = &est.Mean, &est
+		o := overalls[pm.TargetID]
+		ms := ModelScore{TargetID: pm.TargetID, Scored: o.scored}
+		if est := o.est; est != nil {
+			ms.Overall, ms.OverallCI = &est.Mean, est
 			if pm.CostUSD != nil && *pm.CostUSD > 0 && pm.Items > 0 {
 				pd := est.Mean / (*pm.CostUSD / float64(pm.Items))
 				ms.PerDollar = &pd

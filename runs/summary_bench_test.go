@@ -36,8 +36,8 @@ func BenchmarkSummarize(b *testing.B) {
 			_, err := st.RunMetricMeans(ctx, run.ID)
 			return err
 		}},
-		{"task-overalls", func() error {
-			_, err := st.TaskOveralls(ctx, run.ID, weights)
+		{"overalls", func() error {
+			_, err := overallsOf(ctx, st, run.ID, weights)
 			return err
 		}},
 	})

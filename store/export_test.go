@@ -43,3 +43,10 @@ func (s *Store) ItemRow(ctx context.Context, id int64) (Item, error) {
 	err := s.conn(ctx).Take(&it, id).Error
 	return it, err
 }
+
+// Setting reads a run-time setting of one of the pool's PostgreSQL sessions.
+func (s *Store) Setting(ctx context.Context, name string) (string, error) {
+	var v string
+	err := s.conn(ctx).Raw(`SELECT current_setting(?)`, name).Scan(&v).Error
+	return v, err
+}

@@ -88,3 +88,24 @@ func TestStatusCounts(t *testing.T) {
 		}
 	})
 }
+
+// TestPostgresWithoutJIT: the pool's sessions plan without JIT compilation,
+// unless the URL asks for it.
+func TestPostgresWithoutJIT(t *testing.T) {
+	ctx := context.Background()
+	url := storetest.PostgresURL(t)
+	for _, c := range []struct{ url, want string }{{url, "off"}, {url + "&jit=on", "on"}} {
+		st, err := store.Open(ctx, store.Config{DatabaseURL: c.url, Box: storetest.Box(t)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := st.Setting(ctx, "jit")
+		st.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got != c.want {
+			t.Errorf("%s: jit %s, want %s", c.url, got, c.want)
+		}
+	}
+}

@@ -30,14 +30,29 @@ type TaskOverall struct {
 	Items       int64   `json:"items"`
 }
 
-// TaskOveralls computes every (target, task) overall of a run from its
-// items' stored overalls (overall_sum / overall_weight), computing first
-// those not known yet from the scores and the weights given (see
+// taskOverallsSelect is the (target, task) overalls of a run's COMPLETED
+// items with an overall, in (target, task) order: the one definition of a
+// task's overall that TaskOveralls lists and TargetOveralls sums. Its
+// placeholders are the run and, when targets is true, the target ids.
+func taskOverallsSelect(targets bool) string {
+	where := ""
+	if targets {
+		where = " AND run_target_id IN ?"
+	}
+	return `SELECT run_target_id, run_task_id, AVG(overall_sum / overall_weight) AS overall, COUNT(*) AS items
+		FROM items WHERE run_id = ? AND status = '` + string(ItemCompleted) + `' AND overall_weight > 0` + where + `
+		GROUP BY run_target_id, run_task_id
+		ORDER BY run_target_id, run_task_id`
+}
+
+// TaskOveralls computes the (target, task) overalls of a run's targets
+// given (every target's if none is), computing first the items' overalls
+// not known yet from the scores and the weights given (see
 // FillItemOveralls); scores of (source, metric) pairs not in weights are
 // left out. Items without any such score have no overall, and so have items
 // not COMPLETED: one waiting for its judge (or for the rest of a panel) has
 // only part of its scores, e.g. a check's alone.
-func (s *Store) TaskOveralls(ctx context.Context, runID int64, weights []SourceWeight) ([]TaskOverall, error) {
+func (s *Store) TaskOveralls(ctx context.Context, runID int64, weights []SourceWeight, targets ...int64) ([]TaskOverall, error) {
 	out := []TaskOverall{}
 	if len(weights) == 0 {
 		return out, nil
@@ -45,11 +60,12 @@ func (s *Store) TaskOveralls(ctx context.Context, runID int64, weights []SourceW
 	if err := s.FillItemOveralls(ctx, runID, weights); err != nil {
 		return nil, err
 	}
+	args := []any{runID}
+	if len(targets) > 0 {
+		args = append(args, targets)
+	}
 	err := s.streamedRead(ctx, func(tx *Store) error {
-		rows, err := tx.conn(ctx).Raw(`SELECT run_target_id, run_task_id, AVG(overall_sum / overall_weight) AS overall, COUNT(*) AS items
-			FROM items WHERE run_id = ? AND status = ? AND overall_weight > 0
-			GROUP BY run_target_id, run_task_id
-			ORDER BY run_target_id, run_task_id`, runID, ItemCompleted).Rows()
+		rows, err := tx.conn(ctx).Raw(taskOverallsSelect(len(targets) > 0), args...).Rows()
 		if err != nil {
 			return err
 		}
@@ -65,6 +81,36 @@ func (s *Store) TaskOveralls(ctx context.Context, runID int64, weights []SourceW
 	})
 	if err != nil {
 		return nil, fmt.Errorf("store: task overalls: %w", err)
+	}
+	return out, nil
+}
+
+// TargetOveralls is one target's task overalls (see TaskOveralls) in sums.
+type TargetOveralls struct {
+	RunTargetID int64
+	Tasks       int64   // tasks with an overall
+	Sum, SumSq  float64 // of their overalls, and of their squares
+	Items       int64   // the items they average
+}
+
+// TargetOveralls sums each target's task overalls in the database, in
+// target order (a target with none is left out): a million-item run has
+// half a million of them, and an interval over that many tasks needs only
+// their count, sum and sum of squares.
+func (s *Store) TargetOveralls(ctx context.Context, runID int64, weights []SourceWeight) ([]TargetOveralls, error) {
+	out := []TargetOveralls{}
+	if len(weights) == 0 {
+		return out, nil
+	}
+	if err := s.FillItemOveralls(ctx, runID, weights); err != nil {
+		return nil, err
+	}
+	err := s.streamedRead(ctx, func(tx *Store) error {
+		return tx.conn(ctx).Raw(`SELECT run_target_id, COUNT(*) AS tasks, SUM(overall) AS sum, SUM(overall * overall) AS sum_sq, CAST(SUM(items) AS BIGINT) AS items
+			FROM (`+taskOverallsSelect(false)+`) t GROUP BY run_target_id ORDER BY run_target_id`, runID).Scan(&out).Error
+	})
+	if err != nil {
+		return nil, fmt.Errorf("store: target overalls: %w", err)
 	}
 	return out, nil
 }

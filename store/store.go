@@ -18,7 +18,8 @@ import (
 	mpgx "github.com/golang-migrate/migrate/v4/database/pgx/v5"
 	msqlite "github.com/golang-migrate/migrate/v4/database/sqlite"
 	"github.com/golang-migrate/migrate/v4/source/iofs"
-	_ "github.com/jackc/pgx/v5/stdlib" // registers the "pgx" database/sql driver for migrations
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/stdlib" // also registers the "pgx" database/sql driver for migrations
 	"gorm.io/driver/postgres"
 	"gorm.io/gorm"
 	"gorm.io/gorm/clause"
@@ -156,7 +157,10 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 	var db *gorm.DB
 	switch dialect {
 	case Postgres:
-		db, err = gorm.Open(postgres.Open(dsn), gcfg)
+		var conn *sql.DB
+		if conn, err = openPostgres(dsn); err == nil {
+			db, err = gorm.Open(postgres.New(postgres.Config{Conn: conn}), gcfg)
+		}
 	default:
 		db, err = gorm.Open(sqliteDialector{dsn: dsn}, gcfg)
 	}
@@ -190,6 +194,22 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 		return nil, err
 	}
 	return s, nil
+}
+
+// openPostgres opens the pool with the planner's JIT compilation off,
+// unless the URL sets it (?jit=on): it compiled each statistics read's
+// expressions in every process working on it, about 0.2 s apiece, more
+// than it saved on reads of a second or two (the summary's grouped scan of
+// a million items: 12 % less CPU without it).
+func openPostgres(dsn string) (*sql.DB, error) {
+	cfg, err := pgx.ParseConfig(dsn)
+	if err != nil {
+		return nil, fmt.Errorf("store: open postgres: %w", err)
+	}
+	if _, set := cfg.RuntimeParams["jit"]; !set {
+		cfg.RuntimeParams["jit"] = "off"
+	}
+	return stdlib.OpenDB(*cfg), nil
 }
 
 func resolve(cfg Config) (Dialect, string, error) {
