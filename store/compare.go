@@ -348,15 +348,23 @@ func (s *Store) judgeLengths(ctx context.Context, runID int64) ([]JudgeLength, e
 // any verdict is read, instead of grouping a million verdicts by their
 // answers' text. Materialized, so that PostgreSQL's parallel workers do not
 // each group the items again.
+//
+// On PostgreSQL the items are grouped by a hash of their text, a quarter of
+// its size (a million answers' groups spilled to disk: 1.5 → 1.2 s); two
+// texts of one hash are told apart by the outer grouping, by text.
 func (s *Store) judgeRepeats(ctx context.Context, runID int64) ([]JudgeRepeat, error) {
+	key := func(alias string) string { return alias + "response" }
+	if s.dialect == Postgres {
+		key = func(alias string) string { return "hashtext(" + alias + "response)" }
+	}
 	var out []JudgeRepeat
 	err := s.conn(ctx).Raw(`WITH twice AS MATERIALIZED (
-			SELECT run_task_id, response FROM items
+			SELECT run_task_id, `+key("")+` AS answer FROM items
 			WHERE run_id = ? AND response IS NOT NULL
-			GROUP BY run_task_id, response HAVING COUNT(*) > 1)
+			GROUP BY run_task_id, `+key("")+` HAVING COUNT(*) > 1)
 		SELECT sc.run_judge_id, COUNT(*) AS n, MIN(sc.score) AS min_score, MAX(sc.score) AS max_score
 		FROM twice t
-		JOIN items i ON i.run_task_id = t.run_task_id AND i.response = t.response
+		JOIN items i ON i.run_task_id = t.run_task_id AND `+key("i.")+` = t.answer
 		JOIN scores sc ON sc.item_id = i.id
 		WHERE i.run_id = ? AND sc.run_id = ? AND sc.metric = 'score' AND sc.run_judge_id IS NOT NULL
 		GROUP BY sc.run_judge_id, i.run_task_id, i.response

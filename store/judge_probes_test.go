@@ -35,6 +35,19 @@ func TestJudgeProbesMatchTheVerdicts(t *testing.T) {
 		storetest.Exec(t, st, `UPDATE items SET response = CASE
 			WHEN id % 11 = 0 THEN NULL WHEN id % 13 = 0 THEN '' ELSE 'answer ' || (id % 3) || ' ' || SUBSTR('xxxxxxxxxx', 1, CAST(id % 4 AS INTEGER)) END
 			WHERE run_id = ?`, run.ID)
+		if st.Dialect() == store.Postgres {
+			// Two texts of one hash, which PostgreSQL groups the answers
+			// by first, are two answers, not one judged twice: a model's
+			// two repeats of one task give them.
+			var a, b string
+			if err := storetest.DB(t, st).QueryRow(`SELECT MIN(s), MAX(s) FROM (SELECT 'collide ' || g AS s FROM generate_series(1, 300000) g) x
+				GROUP BY hashtext(s) HAVING COUNT(*) > 1 LIMIT 1`).Scan(&a, &b); err != nil {
+				t.Fatal(err)
+			}
+			storetest.Exec(t, st, `UPDATE items SET response = CASE WHEN repeat_index = 1 THEN ? ELSE ? END
+				WHERE run_id = ? AND run_task_id = (SELECT MIN(run_task_id) FROM items WHERE run_id = ?)
+				AND run_target_id = (SELECT MIN(run_target_id) FROM items WHERE run_id = ?)`, a, b, run.ID, run.ID, run.ID)
+		}
 		storetest.Exec(t, st, `INSERT INTO scores (run_id, item_id, run_target_id, answer_length, run_judge_id, source, metric, score, created_at)
 			SELECT run_id, id, run_target_id, LENGTH(COALESCE(response, '')), ?, ?, 'score', (id * 7 % 5) + 1, CURRENT_TIMESTAMP FROM items WHERE run_id = ? AND id % 9 <> 0`,
 			first, run.Judges[0].Source(), run.ID)
