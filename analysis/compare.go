@@ -144,11 +144,15 @@ func MeanCI(xs []float64) stats.Estimate {
 	return normalCI(len(xs), m, sq)
 }
 
+// NeedsValues reports whether MeanCI over n values needs the values
+// themselves (a bootstrap), rather than their sums.
+func NeedsValues(n int64) bool { return n <= bootstrapMax }
+
 // MeanCIOfSums is MeanCI over n values known by their sum and the sum of
 // their squares, or false when n is small enough for the bootstrap, which
 // needs the values themselves.
 func MeanCIOfSums(n int64, sum, sumSq float64) (stats.Estimate, bool) {
-	if n <= bootstrapMax {
+	if NeedsValues(n) {
 		return stats.Estimate{}, false
 	}
 	m := sum / float64(n)

@@ -39,7 +39,7 @@ import (
 // Not compared: defaults, CHECK constraints, foreign keys, triggers, index
 // columns, and views' column types.
 //
-// Known, intended differences are listed in schemaExceptions and indexExceptions.
+// Known, intended differences are listed in schemaExceptions.
 func TestDialectsHaveSameSchema(t *testing.T) {
 	lite := sqliteSchema(t)
 	if len(lite.columns) == 0 {
@@ -82,8 +82,6 @@ func TestDialectsHaveSameSchema(t *testing.T) {
 	for _, name := range sortedKeys(lite.indexes, pg.indexes) {
 		l, p := lite.indexes[name], pg.indexes[name]
 		switch {
-		case p == "" && indexExceptions[name] != "":
-			t.Logf("index %s is only in sqlite, as intended: %s", name, indexExceptions[name])
 		case p == "":
 			diffs = append(diffs, fmt.Sprintf("index %s (on %s): only in sqlite", name, l))
 		case l == "":
@@ -102,12 +100,6 @@ func TestDialectsHaveSameSchema(t *testing.T) {
 // schemaExceptions lists columns ("table.column") whose type class or
 // nullability differ between the dialects on purpose, each with the reason.
 var schemaExceptions = map[string]string{}
-
-// indexExceptions lists indexes only SQLite has on purpose, each with the
-// reason.
-var indexExceptions = map[string]string{
-	"idx_items_run_task": "PostgreSQL items keep their run task without a foreign key, whose look-up it served (postgres/000027)",
-}
 
 // column is what the test compares of one column.
 type column struct {

@@ -62,6 +62,19 @@ func TestOverallsFromSumsEqualTheTasks(t *testing.T) {
 			xs[o.RunTargetID] = append(xs[o.RunTargetID], o.Overall*100)
 			scored[o.RunTargetID] += o.Items
 		}
+		few := run.Targets[1].ID
+		only, err := st.TaskOveralls(ctx, run.ID, weights, few)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, o := range only {
+			if o.RunTargetID != few {
+				t.Fatalf("the task overalls of target %d hold target %d's", few, o.RunTargetID)
+			}
+		}
+		if len(only) != len(xs[few]) {
+			t.Errorf("target %d: %d task overalls, want %d", few, len(only), len(xs[few]))
+		}
 		got, err := overallsOf(ctx, st, run.ID, weights)
 		if err != nil {
 			t.Fatal(err)

@@ -358,39 +358,53 @@ type targetOverall struct {
 
 // overallsOf computes each target's overall. For a target with many tasks
 // the database sums their overalls, which is all the normal interval needs;
-// only the tasks of a target with few, whose bootstrap needs each, are read.
+// only the tasks of a target with few, whose bootstrap needs each, are read
+// (every target's, in one read, when the run itself has few).
 func overallsOf(ctx context.Context, st *store.Store, runID int64, weights []store.SourceWeight) (map[int64]targetOverall, error) {
-	sums, err := st.TargetOveralls(ctx, runID, weights)
+	n, err := st.RunTaskCount(ctx, runID)
 	if err != nil {
 		return nil, err
 	}
 	out := map[int64]targetOverall{}
+	if analysis.NeedsValues(n) {
+		return out, overallsOfTasks(ctx, st, runID, weights, nil, out)
+	}
+	sums, err := st.TargetOveralls(ctx, runID, weights)
+	if err != nil {
+		return nil, err
+	}
 	var few []int64
 	for _, s := range sums {
-		o := targetOverall{scored: s.Items}
 		if est, ok := analysis.MeanCIOfSums(s.Tasks, 100*s.Sum, 100*100*s.SumSq); ok {
-			o.est = &est
+			out[s.RunTargetID] = targetOverall{est: &est, scored: s.Items}
 		} else {
 			few = append(few, s.RunTargetID)
 		}
-		out[s.RunTargetID] = o
 	}
 	if len(few) == 0 {
 		return out, nil
 	}
-	tasks, err := st.TaskOveralls(ctx, runID, weights, few...)
+	return out, overallsOfTasks(ctx, st, runID, weights, few, out)
+}
+
+// overallsOfTasks puts into out the overalls of the run's targets given
+// (every target's for none) from their task overalls.
+func overallsOfTasks(ctx context.Context, st *store.Store, runID int64, weights []store.SourceWeight, targets []int64, out map[int64]targetOverall) error {
+	tasks, err := st.TaskOveralls(ctx, runID, weights, targets...)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	byTarget := map[int64][]float64{}
+	scored := map[int64]int64{}
 	for _, t := range tasks {
 		byTarget[t.RunTargetID] = append(byTarget[t.RunTargetID], t.Overall*100)
+		scored[t.RunTargetID] += t.Items
 	}
 	for id, xs := range byTarget {
 		est := analysis.MeanCI(xs)
-		out[id] = targetOverall{est: &est, scored: out[id].scored}
+		out[id] = targetOverall{est: &est, scored: scored[id]}
 	}
-	return out, nil
+	return nil
 }
 
 // modelScores gives each target its overall and the overall per dollar.

@@ -94,7 +94,7 @@ func TestStatusCounts(t *testing.T) {
 func TestPostgresWithoutJIT(t *testing.T) {
 	ctx := context.Background()
 	url := storetest.PostgresURL(t)
-	for _, c := range []struct{ url, want string }{{url, "off"}, {url + "&jit=on", "on"}} {
+	for _, c := range []struct{ url, want string }{{url, "off"}, {url + "&jit=on", "on"}, {url + "&options=-c%20jit%3Don", "on"}} {
 		st, err := store.Open(ctx, store.Config{DatabaseURL: c.url, Box: storetest.Box(t)})
 		if err != nil {
 			t.Fatal(err)

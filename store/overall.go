@@ -85,8 +85,8 @@ func (s *Store) TaskOveralls(ctx context.Context, runID int64, weights []SourceW
 	return out, nil
 }
 
-// TargetOveralls is one target's task overalls (see TaskOveralls) in sums.
-type TargetOveralls struct {
+// TargetOverallSums are one target's task overalls (see TaskOveralls) in sums.
+type TargetOverallSums struct {
 	RunTargetID int64
 	Tasks       int64   // tasks with an overall
 	Sum, SumSq  float64 // of their overalls, and of their squares
@@ -97,8 +97,8 @@ type TargetOveralls struct {
 // target order (a target with none is left out): a million-item run has
 // half a million of them, and an interval over that many tasks needs only
 // their count, sum and sum of squares.
-func (s *Store) TargetOveralls(ctx context.Context, runID int64, weights []SourceWeight) ([]TargetOveralls, error) {
-	out := []TargetOveralls{}
+func (s *Store) TargetOveralls(ctx context.Context, runID int64, weights []SourceWeight) ([]TargetOverallSums, error) {
+	out := []TargetOverallSums{}
 	if len(weights) == 0 {
 		return out, nil
 	}

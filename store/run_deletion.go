@@ -71,9 +71,7 @@ func (s *Store) purgeNext(ctx context.Context) (bool, error) {
 		return false, nil
 	}
 	id := ids[0]
-	// Children before parents: comparisons cite items, items cite run_tasks
-	// (on PostgreSQL without a foreign key: this order is what keeps an item
-	// from outliving its task).
+	// Children before parents: comparisons cite items, items cite run_tasks.
 	for _, table := range []string{"comparisons", "items", "run_logs", "run_tasks"} {
 		res := s.conn(ctx).Exec("DELETE FROM "+table+" WHERE id IN (SELECT id FROM "+table+" WHERE run_id = ? LIMIT ?)", id, purgeBatch)
 		if res.Error != nil {

@@ -29,8 +29,7 @@ func (s *Store) createItems(ctx context.Context, fill itemFill) error {
 // the repeat, the target by position and the task by id, so the rows come
 // out of generate_series in id order, with no sort.
 //
-// The foreign-key checks per row (its run and target; its task has none
-// on PostgreSQL, see migration 000027) were over half of a million-item
+// The three foreign-key checks per row were over half of a million-item
 // run's creation, and they cannot fail here: each item's run, task and
 // target are rows the creation committed, hidden (see createRun), and the
 // only deletes of a hidden run's rows, the purge's, wait for the run-start
