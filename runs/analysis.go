@@ -279,33 +279,28 @@ func readTargetTasks(ctx context.Context, st *store.Store, run *store.Run, pass 
 		index[t.ID] = i
 	}
 	dists := map[int64][]float64{}
-	var target []store.TaskResult
-	done := func() {
-		if i, ok := index[target[0].RunTargetID]; ok {
-			out.entries[i] = analysis.Entries(run, pass, target)[i]
-			if out.consistency != nil {
-				out.consistency[i] = analysis.Consistency(run, target)[i]
+	err := st.EachTargetTaskResults(ctx, run.ID, r.first, r.last, func(rows []store.TaskResult) error {
+		id := rows[0].RunTargetID
+		i, ok := index[id]
+		if !ok {
+			return nil
+		}
+		out.entries[i] = analysis.Entries(run, pass, rows)[i]
+		if out.consistency != nil {
+			out.consistency[i] = analysis.Consistency(run, rows)[i]
+		}
+		scores := make([]float64, 0, len(rows))
+		for _, res := range rows {
+			if res.Score != nil {
+				scores = append(scores, *res.Score)
 			}
 		}
-		target = target[:0]
-	}
-	err := st.EachTaskResultOfTargets(ctx, run.ID, r.first, r.last, func(res store.TaskResult) error {
-		if len(target) > 0 && target[0].RunTargetID != res.RunTargetID {
-			done()
-		}
-		target = append(target, res)
-		if res.Score != nil {
-			dists[res.RunTargetID] = append(dists[res.RunTargetID], *res.Score)
+		if len(scores) > 0 {
+			dists[id] = scores
 		}
 		return nil
 	})
-	if err != nil {
-		return nil, err
-	}
-	if len(target) > 0 {
-		done()
-	}
-	return dists, nil
+	return dists, err
 }
 
 // judgeFlips is each judge's pairwise record: comparisons done and how many flipped.

@@ -33,24 +33,20 @@ type TaskResult struct {
 // over tasks: confidence intervals, paired tests and repeat consistency.
 func (s *Store) TaskResults(ctx context.Context, runID int64) ([]TaskResult, error) {
 	var out []TaskResult
-	err := s.EachTaskResult(ctx, runID, func(r TaskResult) error {
-		out = append(out, r)
+	err := s.EachTargetTaskResults(ctx, runID, 0, math.MaxInt64, func(rows []TaskResult) error {
+		out = append(out, rows...)
 		return nil
 	})
 	return out, err
 }
 
-// EachTaskResult calls fn with every (target, task) result of a run, by
-// target and then task id, without holding them: a million-item run has
-// half a million. An error from fn ends the scan and is returned.
-func (s *Store) EachTaskResult(ctx context.Context, runID int64, fn func(TaskResult) error) error {
-	return s.EachTaskResultOfTargets(ctx, runID, 0, math.MaxInt64, fn)
-}
-
-// EachTaskResultOfTargets is EachTaskResult for the run's targets whose
-// ids are from first to last, so that ranges of a run's targets can be
-// read side by side.
-func (s *Store) EachTaskResultOfTargets(ctx context.Context, runID, first, last int64, fn func(TaskResult) error) error {
+// EachTargetTaskResults calls fn with the task results of each of the
+// run's targets whose ids are from first to last (ranges of a run's targets
+// can then be read side by side), one target at a time in target order,
+// each in task id order, without holding them all: a million-item run has
+// half a million. fn must not keep rows, which the next target's results
+// overwrite. An error from fn ends the scan and is returned.
+func (s *Store) EachTargetTaskResults(ctx context.Context, runID, first, last int64, fn func(rows []TaskResult) error) error {
 	judges, err := s.RunJudges(ctx, runID)
 	if err != nil {
 		return err
@@ -64,16 +60,19 @@ func (s *Store) EachTaskResultOfTargets(ctx context.Context, runID, first, last 
 	// (target, task) index and so needs no sort of its own, and the tasks'
 	// order is the same for every target.
 	target := make([]TaskResult, len(tasks.names))
+	rows := make([]TaskResult, 0, len(tasks.names))
 	var placed []int // the places filled, in arrival order
 	flush := func() error {
+		if len(placed) == 0 {
+			return nil
+		}
 		slices.Sort(placed)
+		rows = rows[:0]
 		for _, p := range placed {
-			if err := fn(target[p]); err != nil {
-				return err
-			}
+			rows = append(rows, target[p])
 		}
 		placed = placed[:0]
-		return nil
+		return fn(rows)
 	}
 	err = s.streamedRead(ctx, func(tx *Store) error {
 		return tx.eachTargetTaskGroup(ctx, runID, first, last, PassThreshold(judges), func(r TaskResult, taskID int64) error {
@@ -140,9 +139,12 @@ func (s *Store) eachTargetTaskGroup(ctx context.Context, runID, first, last int6
 		return fmt.Errorf("store: task results: %w", err)
 	}
 	defer rows.Close()
-	// The scan's destinations are made once, not per row; a row's numbers
-	// share one allocation, and arrive as the driver gives them: scanned
-	// into sql.NullFloat64, each took a reflective conversion.
+	// The scan's destinations are made once, not per row; the rows'
+	// numbers are cut from slabs of a thousand rows' (a million-item run's
+	// half a million rows had an allocation each), and arrive as the driver
+	// gives them: scanned into sql.NullFloat64, each took a reflective
+	// conversion.
+	var slab []float64
 	var scanned TaskResult
 	var taskID int64
 	var nums [6]any
@@ -153,7 +155,11 @@ func (s *Store) eachTargetTaskGroup(ctx context.Context, runID, first, last int6
 			return fmt.Errorf("store: task results: %w", err)
 		}
 		r := scanned
-		vals := new([6]float64)
+		if len(slab) < len(nums) {
+			slab = make([]float64, len(nums)*1024)
+		}
+		vals := slab[:len(nums):len(nums)]
+		slab = slab[len(nums):]
 		for i, p := range [...]**float64{&r.Score, &r.MinScore, &r.MaxScore, &r.TimeMs, &r.TPS, &r.CostUSD} {
 			ok, err := floatOf(nums[i], &vals[i])
 			if err != nil {
