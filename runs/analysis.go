@@ -70,26 +70,44 @@ func (s *Service) Analysis(ctx context.Context, run *store.Run, prog Progress, c
 
 // StoreEnded is the engine's RunEndedFunc: it stores the ended run's
 // summary and then its statistics, one after the other, since side by side
-// the two scans would hold their rows at once.
+// the two scans would hold their rows at once. Both are for the item counts
+// read once here: an ended run's stand still, and counting a million items
+// takes most of a second.
 func StoreEnded(ctx context.Context, st *store.Store, runID int64) error {
-	if err := StoreSummary(ctx, st, runID); err != nil {
+	run, counts, err := endedRun(ctx, st, runID)
+	if err != nil {
 		return err
 	}
-	return StoreAnalysis(ctx, st, runID)
+	if _, err := summaryFor(ctx, st, run, counts); err != nil {
+		return err
+	}
+	return storeAnalysisFor(ctx, st, run, counts)
 }
 
 // StoreAnalysis computes the ended run runID's statistics and stores them:
 // with StoreSummary, the engine's RunEndedFunc (StoreEnded), so that a run's first
 // analysis reads them instead of waiting on a scan of its items and verdicts.
 func StoreAnalysis(ctx context.Context, st *store.Store, runID int64) error {
+	run, counts, err := endedRun(ctx, st, runID)
+	if err != nil {
+		return err
+	}
+	return storeAnalysisFor(ctx, st, run, counts)
+}
+
+// endedRun reads the run and its item counts.
+func endedRun(ctx context.Context, st *store.Store, runID int64) (*store.Run, store.Progress, error) {
 	run, err := st.Run(ctx, runID)
 	if err != nil {
-		return err
+		return nil, store.Progress{}, err
 	}
 	counts, err := st.RunProgress(ctx, run.ID)
-	if err != nil {
-		return err
-	}
+	return run, counts, err
+}
+
+// storeAnalysisFor stores the run's statistics for the item counts given,
+// unless they are stored already.
+func storeAnalysisFor(ctx context.Context, st *store.Store, run *store.Run, counts store.Progress) error {
 	grades, err := st.GradeStamp(ctx, run.ID)
 	if err != nil {
 		return err

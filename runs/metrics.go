@@ -13,6 +13,11 @@ func summaryNow(ctx context.Context, st *store.Store, run *store.Run) (*Summary,
 	if err != nil {
 		return nil, err
 	}
+	return summaryFor(ctx, st, run, counts)
+}
+
+// summaryFor is the run's summary for the item counts given (stored, or computed).
+func summaryFor(ctx context.Context, st *store.Store, run *store.Run, counts store.Progress) (*Summary, error) {
 	grades, err := st.GradeStamp(ctx, run.ID)
 	if err != nil {
 		return nil, err
