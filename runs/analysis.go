@@ -74,6 +74,7 @@ func (s *Service) Analysis(ctx context.Context, run *store.Run, prog Progress, c
 // read once here: an ended run's stand still, and counting a million items
 // takes most of a second.
 func StoreEnded(ctx context.Context, st *store.Store, runID int64) error {
+	defer ending.start(st, runID)()
 	run, counts, err := endedRun(ctx, st, runID)
 	if err != nil {
 		return err

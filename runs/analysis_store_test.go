@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"math"
 	"reflect"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -171,4 +172,57 @@ func nearlyEqual(a, b any) bool {
 		return true
 	}
 	return reflect.DeepEqual(a, b)
+}
+
+// While this process's engine stores an ended run's statistics, the watch
+// evaluator's Snapshot waits for them instead of counting and scanning the
+// run beside the engine's scans, then reads the summary; a caller that
+// gives up while waiting gets its context's error.
+func TestSnapshotWaitsForTheEngineStoring(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, st *store.Store) {
+		ctx := context.Background()
+		p, err := st.CreateProvider(ctx, store.ProviderInput{Name: "prov", BaseURL: "http://127.0.0.1:9"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := st.CreateTasks(ctx, []store.TaskInput{{TaskKey: "t1", Category: "c", Question: "q1"}, {TaskKey: "t2", Category: "c", Question: "q2"}}); err != nil {
+			t.Fatal(err)
+		}
+		run := storetest.FixedRun(t, st, "r", p.ID, []string{"m"}, []string{"t1", "t2"},
+			[]storetest.ItemResult{{Model: "m", Task: "t1", Overall: 1}, {Model: "m", Task: "t2", Overall: 0.5}})
+
+		done := ending.start(st, run.ID)
+		gaveUp, cancel := context.WithCancel(ctx)
+		cancel()
+		if _, err := Snapshot(gaveUp, st, run); err != context.Canceled {
+			t.Errorf("a cancelled wait: %v, want %v", err, context.Canceled)
+		}
+		type result struct {
+			sum      *Summary
+			err      error
+			released bool
+		}
+		var released atomic.Bool
+		got := make(chan result, 1)
+		go func() {
+			sum, err := Snapshot(ctx, st, run)
+			got <- result{sum, err, released.Load()}
+		}()
+		time.Sleep(50 * time.Millisecond) // time enough for a Snapshot that did not wait to return
+		released.Store(true)
+		done()
+		r := <-got
+		if r.err != nil {
+			t.Fatal(r.err)
+		}
+		if !r.released {
+			t.Error("Snapshot returned while the engine was storing the run's statistics")
+		}
+		if len(r.sum.Models) != 1 || r.sum.Models[0].Overall == nil {
+			t.Errorf("summary after the wait: %+v", r.sum.Models)
+		}
+		if err := ending.wait(ctx, st, run.ID); err != nil {
+			t.Errorf("a run no longer being stored: %v", err)
+		}
+	})
 }

@@ -184,8 +184,47 @@ func (p *pace) done(runID int64, start, end time.Time) {
 // (StoreSummary), and the watch evaluator, which reads the run's metrics
 // from it, finds it stored (or, in a process whose engine did not end the
 // run, computes it).
+//
+// While this process's engine stores the run's statistics (StoreEnded), it
+// waits for them and then reads the summary stored: on a large run its own
+// count of the items, beside the engine's scans, cost them a second.
 func Snapshot(ctx context.Context, st *store.Store, run *store.Run) (*Summary, error) {
+	if err := ending.wait(ctx, st, run.ID); err != nil {
+		return nil, err
+	}
 	return summaryNow(ctx, st, run)
+}
+
+// ending holds the runs whose statistics this process is storing.
+var ending endingRuns
+
+type endingRuns struct{ runs sync.Map } // "store run" → chan struct{}, closed when stored
+
+func endingKey(st *store.Store, runID int64) string { return fmt.Sprintf("%p %d", st, runID) }
+
+// start marks the run's statistics as being stored until the returned
+// func is called.
+func (e *endingRuns) start(st *store.Store, runID int64) (done func()) {
+	key, ch := endingKey(st, runID), make(chan struct{})
+	e.runs.Store(key, ch)
+	return func() {
+		e.runs.CompareAndDelete(key, ch)
+		close(ch)
+	}
+}
+
+// wait waits until the run's statistics are stored, if they are being.
+func (e *endingRuns) wait(ctx context.Context, st *store.Store, runID int64) error {
+	ch, ok := e.runs.Load(endingKey(st, runID))
+	if !ok {
+		return nil
+	}
+	select {
+	case <-ch.(chan struct{}):
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 }
 
 // StoreSummary computes the ended run runID's summary and stores it: the
