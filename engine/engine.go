@@ -45,10 +45,11 @@ type Config struct {
 	// ObserveFailureFunc, when set, sees each failed attempt of an item and whether it will be retried.
 	ObserveFailureFunc func(phase store.Phase, retried bool)
 	// RunEndedFunc, when set, is called in the background with each run this
-	// process ends (FINISHED or FAILED), e.g. to store the run's summary so
-	// that its first view reads it instead of scanning the run. Run waits for
-	// the calls under way; they get the engine's context.
-	RunEndedFunc func(ctx context.Context, runID int64) error
+	// process ends (FINISHED or FAILED) and its item counts as it ended
+	// (counting a million items takes a second), e.g. to store the run's
+	// summary so that its first view reads it instead of scanning the run.
+	// Run waits for the calls under way; they get the engine's context.
+	RunEndedFunc func(ctx context.Context, runID int64, counts store.Progress) error
 	// ItemWeightsFunc, when set, gives a run's weights (runs.ItemWeights),
 	// with which the engine keeps each item's overall as it writes its
 	// scores; without it, overalls are computed from the scores when read.
@@ -514,7 +515,7 @@ func (e *Engine) maybeFinish(ctx context.Context, run *store.Run) error {
 	}
 	e.refresh.Store(true) // the next pass no longer claims for it from the cached list
 	e.changed(run.ID)
-	e.runEnded(ctx, run.ID)
+	e.runEnded(ctx, run.ID, prog)
 	return nil
 }
 
@@ -526,7 +527,7 @@ const endedGrace = 30 * time.Second
 
 // runEnded hands a run this process ended to Config.RunEndedFunc, off the
 // dispatch path: what it does (a large run's summary) may take seconds.
-func (e *Engine) runEnded(ctx context.Context, runID int64) {
+func (e *Engine) runEnded(ctx context.Context, runID int64, counts store.Progress) {
 	f := e.cfg.RunEndedFunc
 	if f == nil {
 		return
@@ -547,7 +548,7 @@ func (e *Engine) runEnded(ctx context.Context, runID int64) {
 				}
 			}
 		}()
-		if err := f(call, runID); err != nil {
+		if err := f(call, runID, counts); err != nil {
 			e.log.ErrorContext(ctx, "run ended", "run_id", runID, "err", err)
 		}
 	})

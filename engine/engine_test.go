@@ -130,7 +130,7 @@ func TestStopLetsRunEndedFinish(t *testing.T) {
 		started, release := make(chan struct{}), make(chan struct{})
 		seen := errors.New("RunEndedFunc not called")
 		cfg := testConfig()
-		cfg.RunEndedFunc = func(ctx context.Context, runID int64) error {
+		cfg.RunEndedFunc = func(ctx context.Context, runID int64, _ store.Progress) error {
 			close(started)
 			<-release
 			seen = ctx.Err()

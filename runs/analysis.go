@@ -71,11 +71,13 @@ func (s *Service) Analysis(ctx context.Context, run *store.Run, prog Progress, c
 // StoreEnded is the engine's RunEndedFunc: it stores the ended run's
 // summary and then its statistics, one after the other, since side by side
 // the two scans would hold their rows at once. Both are for the item counts
-// read once here: an ended run's stand still, and counting a million items
-// takes most of a second.
-func StoreEnded(ctx context.Context, st *store.Store, runID int64) error {
+// the engine read as it ended the run (an ended run's stand still, and
+// counting a million items takes most of a second): should an item have
+// moved in between, the stamps differ from the run's, and its next view
+// computes them afresh.
+func StoreEnded(ctx context.Context, st *store.Store, runID int64, counts store.Progress) error {
 	defer ending.start(st, runID)()
-	run, counts, err := endedRun(ctx, st, runID)
+	run, err := st.Run(ctx, runID)
 	if err != nil {
 		return err
 	}
@@ -89,21 +91,15 @@ func StoreEnded(ctx context.Context, st *store.Store, runID int64) error {
 // with StoreSummary, the engine's RunEndedFunc (StoreEnded), so that a run's first
 // analysis reads them instead of waiting on a scan of its items and verdicts.
 func StoreAnalysis(ctx context.Context, st *store.Store, runID int64) error {
-	run, counts, err := endedRun(ctx, st, runID)
+	run, err := st.Run(ctx, runID)
+	if err != nil {
+		return err
+	}
+	counts, err := st.RunProgress(ctx, run.ID)
 	if err != nil {
 		return err
 	}
 	return storeAnalysisFor(ctx, st, run, counts)
-}
-
-// endedRun reads the run and its item counts.
-func endedRun(ctx context.Context, st *store.Store, runID int64) (*store.Run, store.Progress, error) {
-	run, err := st.Run(ctx, runID)
-	if err != nil {
-		return nil, store.Progress{}, err
-	}
-	counts, err := st.RunProgress(ctx, run.ID)
-	return run, counts, err
 }
 
 // storeAnalysisFor stores the run's statistics for the item counts given,

@@ -23,8 +23,8 @@ func TestEngineStoresEndedRunAnalysis(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, st *store.Store) {
 		ctx := context.Background()
 		ended := make(chan error, 1)
-		cfg := engine.Config{RunEndedFunc: func(ctx context.Context, runID int64) error {
-			err := StoreEnded(ctx, st, runID)
+		cfg := engine.Config{RunEndedFunc: func(ctx context.Context, runID int64, counts store.Progress) error {
+			err := StoreEnded(ctx, st, runID, counts)
 			ended <- err
 			return err
 		}}

@@ -333,14 +333,15 @@ func TestSummarySnapshot(t *testing.T) {
 	})
 }
 
-// The engine that ends a run stores its summary (StoreSummary as its
-// RunEndedFunc, as the server wires it): the run's first view reads it.
+// The engine that ends a run stores its summary (StoreEnded as its
+// RunEndedFunc, as the server wires it, for the counts the engine read as
+// it ended the run): the run's first view reads it.
 func TestEngineStoresEndedRunSummary(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, st *store.Store) {
 		ctx := context.Background()
 		stored := make(chan int64, 1)
-		cfg := engine.Config{RunEndedFunc: func(ctx context.Context, runID int64) error {
-			err := StoreSummary(ctx, st, runID)
+		cfg := engine.Config{RunEndedFunc: func(ctx context.Context, runID int64, counts store.Progress) error {
+			err := StoreEnded(ctx, st, runID, counts)
 			stored <- runID
 			return err
 		}}
