@@ -250,7 +250,9 @@ func run(args []string) error {
 	mets := metrics.New(st, log)
 	eng := engine.New(engine.Config{MaxInFlight: cfg.MaxInFlight, Lease: cfg.Lease, Egress: cfg.Egress,
 		ObserveCallFunc: mets.ObserveCall, ObserveFailureFunc: mets.ObserveFailure,
-		RunEndedFunc:    func(ctx context.Context, runID int64, counts store.Progress) error { return runs.StoreEnded(ctx, st, runID, counts) },
+		RunEndedFunc: func(ctx context.Context, runID int64, counts store.Progress) error {
+			return runs.StoreEnded(ctx, st, runID, counts)
+		},
 		ItemWeightsFunc: runs.ItemWeights}, st, broker, log)
 	var wg sync.WaitGroup
 	engineCtx, stopEngine := context.WithCancel(context.Background())
