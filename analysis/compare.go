@@ -89,7 +89,7 @@ func Entries(run *store.Run, pass float64, results []store.TaskResult) []Entry {
 		}
 	}
 	// The keys are listed in the results' order, which is task order when
-	// they come from the store (EachTaskResult), so that their sort has
+	// they come from the store (EachTargetTaskResults), so that their sort has
 	// nothing to move; a task listed twice has them read from the map.
 	for _, r := range results {
 		if i, ok := index[r.RunTargetID]; ok {

@@ -305,7 +305,8 @@ func (b *bencher) waitEnded(ctx context.Context, srv *proc) error {
 // so that the statistics timed next are a user's first view. The server
 // stores them when it ended the run; when the workers ended it (a small
 // run), the engine that ended it may have stopped before it stored them,
-// so the bench stores them itself.
+// so the bench stores them itself (counting the run's items, which the
+// engine has counted as it ended the run).
 func (b *bencher) storedStatistics(ctx context.Context, srv *proc, endedByWorkers bool) error {
 	steps := []struct {
 		name  string

@@ -45,9 +45,11 @@ type Config struct {
 	// ObserveFailureFunc, when set, sees each failed attempt of an item and whether it will be retried.
 	ObserveFailureFunc func(phase store.Phase, retried bool)
 	// RunEndedFunc, when set, is called in the background with each run this
-	// process ends (FINISHED or FAILED) and its item counts as it ended
-	// (counting a million items takes a second), e.g. to store the run's
-	// summary so that its first view reads it instead of scanning the run.
+	// process ends (FINISHED or FAILED) and the item counts read as it
+	// ended it (counting a million items takes a second; read just before
+	// the run ended, they may lag a retried verdict: stamps, not figures),
+	// e.g. to store the run's summary so that its first view reads it
+	// instead of scanning the run.
 	// Run waits for the calls under way; they get the engine's context.
 	RunEndedFunc func(ctx context.Context, runID int64, counts store.Progress) error
 	// ItemWeightsFunc, when set, gives a run's weights (runs.ItemWeights),

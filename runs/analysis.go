@@ -76,7 +76,8 @@ func (s *Service) Analysis(ctx context.Context, run *store.Run, prog Progress, c
 // moved in between, the stamps differ from the run's, and its next view
 // computes them afresh.
 func StoreEnded(ctx context.Context, st *store.Store, runID int64, counts store.Progress) error {
-	defer ending.start(st, runID)()
+	stored := ending.start(st, runID)
+	defer stored()
 	run, err := st.Run(ctx, runID)
 	if err != nil {
 		return err
@@ -84,12 +85,13 @@ func StoreEnded(ctx context.Context, st *store.Store, runID int64, counts store.
 	if _, err := summaryFor(ctx, st, run, counts); err != nil {
 		return err
 	}
+	stored() // the evaluator waits for the summary alone
 	return storeAnalysisFor(ctx, st, run, counts)
 }
 
-// StoreAnalysis computes the ended run runID's statistics and stores them:
-// with StoreSummary, the engine's RunEndedFunc (StoreEnded), so that a run's first
-// analysis reads them instead of waiting on a scan of its items and verdicts.
+// StoreAnalysis computes the ended run runID's statistics and stores them,
+// as StoreEnded does for the engine that ends a run, counting its items
+// itself (the bench stores a run's statistics with it and StoreSummary).
 func StoreAnalysis(ctx context.Context, st *store.Store, runID int64) error {
 	run, err := st.Run(ctx, runID)
 	if err != nil {

@@ -208,7 +208,11 @@ func TestSnapshotWaitsForTheEngineStoring(t *testing.T) {
 			sum, err := Snapshot(ctx, st, run)
 			got <- result{sum, err, released.Load()}
 		}()
-		time.Sleep(50 * time.Millisecond) // time enough for a Snapshot that did not wait to return
+		select {
+		case r := <-got:
+			t.Fatalf("Snapshot returned (%v) while the engine was storing the run's summary", r.err)
+		case <-time.After(50 * time.Millisecond): // time enough for a Snapshot that did not wait to return
+		}
 		released.Store(true)
 		done()
 		r := <-got

@@ -179,15 +179,12 @@ func (p *pace) done(runID int64, start, end time.Time) {
 	p.last[runID] = [2]time.Time{start, end}
 }
 
-// Snapshot computes an ended run's summary and stores it, so that its first
-// view in any process needs no scan: the engine that ends a run calls it
-// (StoreSummary), and the watch evaluator, which reads the run's metrics
-// from it, finds it stored (or, in a process whose engine did not end the
-// run, computes it).
-//
-// While this process's engine stores the run's statistics (StoreEnded), it
-// waits for them and then reads the summary stored: on a large run its own
-// count of the items, beside the engine's scans, cost them a second.
+// Snapshot is an ended run's summary, stored (or computed and stored, so
+// that its first view in any process needs no scan): the watch evaluator
+// reads the run's metrics from it. While this process's engine stores the
+// run's summary (StoreEnded), it waits for it and then reads it: on a
+// large run its own count of the items, beside the engine's scans, cost
+// them a second.
 func Snapshot(ctx context.Context, st *store.Store, run *store.Run) (*Summary, error) {
 	if err := ending.wait(ctx, st, run.ID); err != nil {
 		return nil, err
@@ -195,25 +192,25 @@ func Snapshot(ctx context.Context, st *store.Store, run *store.Run) (*Summary, e
 	return summaryNow(ctx, st, run)
 }
 
-// ending holds the runs whose statistics this process is storing.
+// ending holds the runs whose summary this process is storing (StoreEnded).
 var ending endingRuns
 
 type endingRuns struct{ runs sync.Map } // "store run" → chan struct{}, closed when stored
 
 func endingKey(st *store.Store, runID int64) string { return fmt.Sprintf("%p %d", st, runID) }
 
-// start marks the run's statistics as being stored until the returned
-// func is called.
+// start marks the run's summary as being stored until the returned func
+// is first called.
 func (e *endingRuns) start(st *store.Store, runID int64) (done func()) {
 	key, ch := endingKey(st, runID), make(chan struct{})
 	e.runs.Store(key, ch)
-	return func() {
+	return sync.OnceFunc(func() {
 		e.runs.CompareAndDelete(key, ch)
 		close(ch)
-	}
+	})
 }
 
-// wait waits until the run's statistics are stored, if they are being.
+// wait waits until the run's summary is stored, if it is being.
 func (e *endingRuns) wait(ctx context.Context, st *store.Store, runID int64) error {
 	ch, ok := e.runs.Load(endingKey(st, runID))
 	if !ok {
@@ -227,15 +224,15 @@ func (e *endingRuns) wait(ctx context.Context, st *store.Store, runID int64) err
 	}
 }
 
-// StoreSummary computes the ended run runID's summary and stores it: the
-// engine's RunEndedFunc, so that a run's first view reads its summary
-// instead of waiting on a scan of its items.
+// StoreSummary computes the ended run runID's summary and stores it, as
+// StoreEnded does for the engine that ends a run, counting its items
+// itself (the bench stores a run's statistics with it and StoreAnalysis).
 func StoreSummary(ctx context.Context, st *store.Store, runID int64) error {
 	run, err := st.Run(ctx, runID)
 	if err != nil {
 		return err
 	}
-	_, err = Snapshot(ctx, st, run)
+	_, err = summaryNow(ctx, st, run)
 	return err
 }
 

@@ -140,11 +140,12 @@ func (s *Store) eachTargetTaskGroup(ctx context.Context, runID, first, last int6
 	}
 	defer rows.Close()
 	// The scan's destinations are made once, not per row; the rows'
-	// numbers are cut from slabs of a thousand rows' (a million-item run's
-	// half a million rows had an allocation each), and arrive as the driver
+	// numbers are cut from slabs of up to a thousand rows' (a million-item
+	// run's half a million rows had an allocation each), and arrive as the driver
 	// gives them: scanned into sql.NullFloat64, each took a reflective
 	// conversion.
 	var slab []float64
+	read := 0 // rows read so far
 	var scanned TaskResult
 	var taskID int64
 	var nums [6]any
@@ -156,8 +157,9 @@ func (s *Store) eachTargetTaskGroup(ctx context.Context, runID, first, last int6
 		}
 		r := scanned
 		if len(slab) < len(nums) {
-			slab = make([]float64, len(nums)*1024)
+			slab = make([]float64, len(nums)*min(max(read, 16), 1024)) // room for as many rows again
 		}
+		read++
 		vals := slab[:len(nums):len(nums)]
 		slab = slab[len(nums):]
 		for i, p := range [...]**float64{&r.Score, &r.MinScore, &r.MaxScore, &r.TimeMs, &r.TPS, &r.CostUSD} {

@@ -80,6 +80,11 @@ func (e *Evaluator) Tick(ctx context.Context) (int, error) {
 	var errs []error
 	for _, t := range tasks {
 		evalErr := e.evaluate(ctx, t)
+		if evalErr != nil && ctx.Err() != nil {
+			// Stopped midway: left claimed, the evaluation is done again
+			// once its lease runs out, not recorded as failed for good.
+			break
+		}
 		msg := ""
 		if evalErr != nil {
 			msg = evalErr.Error()
