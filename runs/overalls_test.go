@@ -75,7 +75,11 @@ func TestOverallsFromSumsEqualTheTasks(t *testing.T) {
 		if len(only) != len(xs[few]) {
 			t.Errorf("target %d: %d task overalls, want %d", few, len(only), len(xs[few]))
 		}
-		got, err := overallsOf(ctx, st, run.ID, weights)
+		counts, err := st.RunProgress(ctx, run.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := overallsOf(ctx, st, run, counts.Total, weights)
 		if err != nil {
 			t.Fatal(err)
 		}

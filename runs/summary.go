@@ -357,7 +357,7 @@ func summarize(ctx context.Context, st *store.Store, run *store.Run, prog Progre
 		return err
 	})
 	g.Go(func() (err error) {
-		overalls, err = overallsOf(gctx, st, run.ID, weights)
+		overalls, err = overallsOf(gctx, st, run, prog.Total, weights)
 		return err
 	})
 	g.Go(func() (err error) {
@@ -392,20 +392,20 @@ type targetOverall struct {
 	scored int64
 }
 
-// overallsOf computes each target's overall. For a target with many tasks
-// the database sums their overalls, which is all the normal interval needs;
-// only the tasks of a target with few, whose bootstrap needs each, are read
-// (every target's, in one read, when the run itself has few).
-func overallsOf(ctx context.Context, st *store.Store, runID int64, weights []store.SourceWeight) (map[int64]targetOverall, error) {
-	n, err := st.RunTaskCount(ctx, runID)
-	if err != nil {
-		return nil, err
-	}
+// overallsOf computes each target's overall from the run's items (items of
+// them in all). For a target with many tasks the database sums their
+// overalls, which is all the normal interval needs; only the tasks of a
+// target with few, whose bootstrap needs each, are read: every target's in
+// one read when the run's items, over its targets and repeats, are that
+// few tasks. Which way a target goes changes only the cost (an imported
+// run's targets may have fewer items than others): analysis.MeanCI picks
+// the interval by the count of values either way.
+func overallsOf(ctx context.Context, st *store.Store, run *store.Run, items int64, weights []store.SourceWeight) (map[int64]targetOverall, error) {
 	out := map[int64]targetOverall{}
-	if analysis.NeedsValues(n) {
-		return out, overallsOfTasks(ctx, st, runID, weights, nil, out)
+	if analysis.NeedsValues(items / int64(max(len(run.Targets), 1)*max(run.Repeats, 1))) {
+		return out, overallsOfTasks(ctx, st, run.ID, weights, nil, out)
 	}
-	sums, err := st.TargetOveralls(ctx, runID, weights)
+	sums, err := st.TargetOveralls(ctx, run.ID, weights)
 	if err != nil {
 		return nil, err
 	}
@@ -420,7 +420,7 @@ func overallsOf(ctx context.Context, st *store.Store, runID int64, weights []sto
 	if len(few) == 0 {
 		return out, nil
 	}
-	return out, overallsOfTasks(ctx, st, runID, weights, few, out)
+	return out, overallsOfTasks(ctx, st, run.ID, weights, few, out)
 }
 
 // overallsOfTasks puts into out the overalls of the run's targets given

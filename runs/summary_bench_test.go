@@ -23,9 +23,14 @@ import (
 func BenchmarkSummarize(b *testing.B) {
 	ctx, st, run := storedRun(b)
 	weights := ItemWeights(run)
+	counts, err := st.RunProgress(ctx, run.ID)
+	if err != nil {
+		b.Fatal(err)
+	}
+	prog := progressOf(counts)
 	timeParts(b, []benchPart{
 		{"summarize", func() error {
-			_, err := summarize(ctx, st, run, Progress{})
+			_, err := summarize(ctx, st, run, prog)
 			return err
 		}},
 		{"figures", func() error {
@@ -37,7 +42,7 @@ func BenchmarkSummarize(b *testing.B) {
 			return err
 		}},
 		{"overalls", func() error {
-			_, err := overallsOf(ctx, st, run.ID, weights)
+			_, err := overallsOf(ctx, st, run, prog.Total, weights)
 			return err
 		}},
 	})

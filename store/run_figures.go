@@ -232,14 +232,13 @@ func foldSummary(groups []itemGroup, measures []TargetMeasures, targets []RunTar
 // summaryTasks reads the run's task count and its first taskLimit tasks'
 // figures into sum.
 func (s *Store) summaryTasks(ctx context.Context, runID int64, taskLimit int, sum *RunSummary) error {
-	var err error
-	if sum.Tasks, err = s.RunTaskCount(ctx, runID); err != nil {
-		return err
+	if err := s.conn(ctx).Model(&RunTask{}).Where("run_id = ?", runID).Count(&sum.Tasks).Error; err != nil {
+		return fmt.Errorf("store: run summary tasks: %w", err)
 	}
 	if taskLimit <= 0 {
 		return nil
 	}
-	err = s.conn(ctx).Table("items i").Where("i.run_id = ?", runID).Select("rt.task_key, rt.category, "+statsSelect, sum.PassThreshold).
+	err := s.conn(ctx).Table("items i").Where("i.run_id = ?", runID).Select("rt.task_key, rt.category, "+statsSelect, sum.PassThreshold).
 		Joins("JOIN (SELECT id, task_key, category FROM run_tasks WHERE run_id = ? ORDER BY id LIMIT ?) rt ON rt.id = i.run_task_id", runID, taskLimit).
 		Group("rt.id, rt.task_key, rt.category").Order("rt.id").Scan(&sum.PerTask).Error
 	if err != nil {
@@ -249,15 +248,6 @@ func (s *Store) summaryTasks(ctx context.Context, runID int64, taskLimit int, su
 		sum.PerTask[i].finish()
 	}
 	return nil
-}
-
-// RunTaskCount counts the run's tasks.
-func (s *Store) RunTaskCount(ctx context.Context, runID int64) (int64, error) {
-	var n int64
-	if err := s.conn(ctx).Model(&RunTask{}).Where("run_id = ?", runID).Count(&n).Error; err != nil {
-		return 0, fmt.Errorf("store: count run %d's tasks: %w", runID, err)
-	}
-	return n, nil
 }
 
 // groupStatsOf is the breakdown's groups.
