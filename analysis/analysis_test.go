@@ -3,6 +3,7 @@ package analysis
 import (
 	"fmt"
 	"math"
+	"math/rand/v2"
 	"strings"
 	"testing"
 
@@ -14,14 +15,14 @@ func f(v float64) *float64 { return &v }
 
 // entry builds an entry whose task i scores scores[i] (one repeat each).
 func entry(run int64, name string, pass float64, scores []float64) Entry {
-	e := Entry{RunID: run, RunName: "run", TargetID: run, Model: name, Tasks: map[string]store.TaskResult{}, PassThreshold: pass}
+	e := Entry{RunID: run, RunName: "run", TargetID: run, Model: name, PassThreshold: pass}
 	for i, s := range scores {
 		passed := int64(0)
 		if s >= pass {
 			passed = 1
 		}
-		e.Tasks[fmt.Sprintf("t%03d", i)] = store.TaskResult{TaskKey: fmt.Sprintf("t%03d", i), Category: []string{"a", "b"}[i%2],
-			Items: 1, Scored: 1, Passed: passed, Score: f(s), MinScore: f(s), MaxScore: f(s), TimeMs: f(100), CostUSD: f(0.01)}
+		e.Tasks = append(e.Tasks, store.TaskResult{TaskKey: fmt.Sprintf("t%03d", i), Category: []string{"a", "b"}[i%2],
+			Items: 1, Scored: 1, Passed: passed, Score: f(s), MinScore: f(s), MaxScore: f(s), TimeMs: f(100), CostUSD: f(0.01)})
 	}
 	return e
 }
@@ -179,23 +180,28 @@ func TestLargeSampleInterval(t *testing.T) {
 	}
 }
 
-// TestSummariseIsTheSameEachTime: sums of floats depend on their order,
-// and map order changes from one call to the next; the same tasks must
-// give the same figures, to the last bit, every time.
+// TestSummariseIsTheSameEachTime: sums of floats depend on their order;
+// the same tasks must give the same figures, to the last bit, however the
+// results arrive (Entries puts them in task order).
 func TestSummariseIsTheSameEachTime(t *testing.T) {
-	e := Entry{RunID: 1, TargetID: 1, Model: "m", Tasks: map[string]store.TaskResult{}, PassThreshold: 5}
+	run := &store.Run{ID: 1, Targets: []store.RunTarget{{ID: 1, Model: "m"}}}
+	var results []store.TaskResult
 	for i := range 64 {
 		// Magnitudes far apart: adding them in another order rounds otherwise.
 		x := math.Pow(10, float64(i%17)) * (1 + float64(i)/7)
 		if i%3 == 0 {
 			x = -x / 3
 		}
-		e.Tasks[fmt.Sprintf("t%02d", i)] = store.TaskResult{TaskKey: fmt.Sprintf("t%02d", i), Category: fmt.Sprintf("c%d", i%2),
-			Items: 1, Scored: 1, Score: f(x), TimeMs: f(x), TPS: f(x), CostUSD: f(x)}
+		results = append(results, store.TaskResult{RunTargetID: 1, TaskKey: fmt.Sprintf("t%02d", i), Category: fmt.Sprintf("c%d", i%2),
+			Items: 1, Scored: 1, Score: f(x), TimeMs: f(x), TPS: f(x), CostUSD: f(x)})
 	}
+	rng := rand.New(rand.NewPCG(1, 2))
+	e := Entries(run, 5, results)[0]
 	first := Summarise([]Entry{e}, nil)[0]
 	_, firstGrid := CategoryGrid([]Entry{e})
 	for range 30 {
+		rng.Shuffle(len(results), func(i, j int) { results[i], results[j] = results[j], results[i] })
+		e := Entries(run, 5, results)[0]
 		got := Summarise([]Entry{e}, nil)[0]
 		if *got.TimeMs != *first.TimeMs || *got.TPS != *first.TPS || *got.CostUSD != *first.CostUSD {
 			t.Fatalf("time, tps, cost %v %v %v, then %v %v %v", *first.TimeMs, *first.TPS, *first.CostUSD, *got.TimeMs, *got.TPS, *got.CostUSD)

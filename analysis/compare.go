@@ -26,28 +26,19 @@ type Entry struct {
 	Version string `json:"version,omitempty"`
 	// AgentID is the agent an agent target ran; its versions pair as one model.
 	AgentID int64 `json:"agent_id,omitempty"`
-	// Tasks holds the entry's result per task id.
-	Tasks map[string]store.TaskResult `json:"-"`
+	// Tasks holds the entry's results, one per task, in task id order:
+	// summaries, pair tests and task rows all walk them in that order, and
+	// a big run has 50,000 per entry, which a map would hash again and again.
+	Tasks []store.TaskResult `json:"-"`
 	// PassThreshold is the score a task needs to pass in the entry's run.
 	PassThreshold float64 `json:"pass_threshold"`
-	// keys are Tasks' keys in order, sorted once by Entries: every pair
-	// test walks them twice, and a big run has 50,000.
-	keys []string
-}
-
-// taskKeys lists the entry's task ids in order.
-func (e Entry) taskKeys() []string {
-	if len(e.keys) == len(e.Tasks) {
-		return e.keys
-	}
-	return slices.Sorted(maps.Keys(e.Tasks))
 }
 
 // WithoutTasks is the entry without its per-task results: all a run's
 // statistics keep of it once computed (a million-item run's entries hold
 // half a million results, which nothing shows).
 func (e Entry) WithoutTasks() Entry {
-	e.Tasks, e.keys = nil, nil
+	e.Tasks = nil
 	return e
 }
 
@@ -60,15 +51,15 @@ func (e Entry) sameSubject(b Entry) bool {
 	return e.Model == b.Model || (e.AgentID != 0 && e.AgentID == b.AgentID)
 }
 
-// Entries splits a run's task results into one entry per target.
+// Entries splits a run's task results into one entry per target, each
+// entry's in task id order; of a task listed twice for one target, the
+// last listed counts. The entries hold copies: results may be reused.
 func Entries(run *store.Run, pass float64, results []store.TaskResult) []Entry {
 	out := make([]Entry, len(run.Targets))
-	index := map[int64]int{}
+	index := make(map[int64]int, len(run.Targets))
 	for i, t := range run.Targets {
 		index[t.ID] = i
 	}
-	// Each map is made at its size: grown one row at a time, a large run's
-	// maps would be copied over and over.
 	sizes := make([]int, len(run.Targets))
 	for _, r := range results {
 		if i, ok := index[r.RunTargetID]; ok {
@@ -77,9 +68,9 @@ func Entries(run *store.Run, pass float64, results []store.TaskResult) []Entry {
 	}
 	for i, t := range run.Targets {
 		out[i] = Entry{RunID: run.ID, RunName: run.Name, TargetID: t.ID, Model: t.Model, Provider: t.ProviderName, Version: t.Version,
-			Tasks: make(map[string]store.TaskResult, sizes[i]), PassThreshold: pass}
+			PassThreshold: pass}
 		if sizes[i] > 0 {
-			out[i].keys = make([]string, 0, sizes[i])
+			out[i].Tasks = make([]store.TaskResult, 0, sizes[i])
 		}
 		if t.IsAgent() {
 			out[i].Model = t.Label()
@@ -88,23 +79,43 @@ func Entries(run *store.Run, pass float64, results []store.TaskResult) []Entry {
 			}
 		}
 	}
-	// The keys are listed in the results' order, which is task order when
-	// they come from the store (EachTargetTaskResults), so that their sort has
-	// nothing to move; a task listed twice has them read from the map.
 	for _, r := range results {
 		if i, ok := index[r.RunTargetID]; ok {
-			out[i].Tasks[r.TaskKey] = r
-			out[i].keys = append(out[i].keys, r.TaskKey)
+			out[i].Tasks = append(out[i].Tasks, r)
 		}
 	}
 	for i := range out {
-		if len(out[i].keys) != len(out[i].Tasks) {
-			out[i].keys = slices.Sorted(maps.Keys(out[i].Tasks))
-			continue
-		}
-		slices.Sort(out[i].keys)
+		out[i].Tasks = inTaskOrder(out[i].Tasks)
 	}
 	return out
+}
+
+// inTaskOrder sorts results by task id, keeping the last of a task listed
+// twice. The store lists them in task order already: then nothing moves.
+func inTaskOrder(rs []store.TaskResult) []store.TaskResult {
+	byKey := func(a, b store.TaskResult) int { return strings.Compare(a.TaskKey, b.TaskKey) }
+	if slices.IsSortedFunc(rs, byKey) && !hasRepeatedKey(rs) {
+		return rs
+	}
+	slices.SortStableFunc(rs, byKey)
+	out := rs[:0]
+	for i, r := range rs {
+		if i+1 < len(rs) && rs[i+1].TaskKey == r.TaskKey {
+			continue // a later one of the same task counts
+		}
+		out = append(out, r)
+	}
+	return out
+}
+
+// hasRepeatedKey reports whether sorted results list a task twice.
+func hasRepeatedKey(rs []store.TaskResult) bool {
+	for i := 1; i < len(rs); i++ {
+		if rs[i].TaskKey == rs[i-1].TaskKey {
+			return true
+		}
+	}
+	return false
 }
 
 // EntryStats summarises an entry with 95 % confidence intervals (bootstrap over tasks).
@@ -192,8 +203,8 @@ func taskPass(r store.TaskResult) (float64, bool) {
 // values collects an entry's per-task values in task-id order.
 func values(e Entry, get func(store.TaskResult) (float64, bool)) []float64 {
 	out := make([]float64, 0, len(e.Tasks))
-	for _, k := range e.taskKeys() {
-		if v, ok := get(e.Tasks[k]); ok {
+	for _, r := range e.Tasks {
+		if v, ok := get(r); ok {
 			out = append(out, v)
 		}
 	}
@@ -235,10 +246,9 @@ func Summarise(entries []Entry, baselines []int) []EntryStats {
 		es := EntryStats{Entry: e, Score: MeanCI(values(e, taskScore)), PassRate: MeanCI(values(e, taskPass))}
 		var t, tps, cost, nt, ntps float64
 		var hasCost bool
-		// In task order, not the map's: sums of floats depend on their
-		// order, and the same run must give the same figures each time.
-		for _, k := range e.taskKeys() {
-			r := e.Tasks[k]
+		// In task order: sums of floats depend on their order, and the
+		// same run must give the same figures each time.
+		for _, r := range e.Tasks {
 			if r.TimeMs != nil {
 				t += *r.TimeMs
 				nt++
@@ -281,31 +291,30 @@ func paired(a, b Entry, get func(store.TaskResult) (float64, bool)) (xs, ys []fl
 }
 
 // column is an entry's value per task, in task order; ok says which tasks
-// have one. PairTests reads each entry's columns once rather than looking
-// every task up again for each of its pairs (45 pairs of ten models, on
-// 50,000 tasks, were millions of map lookups).
+// have one. PairTests reads each entry's columns once rather than reading
+// every task's value again for each of its pairs (45 pairs of ten models,
+// on 50,000 tasks).
 type column struct {
-	keys []string
-	v    []float64
-	ok   []bool
+	tasks []store.TaskResult
+	v     []float64
+	ok    []bool
 }
 
 func columnOf(e Entry, get func(store.TaskResult) (float64, bool)) column {
-	c := column{keys: e.taskKeys()}
-	c.v, c.ok = make([]float64, len(c.keys)), make([]bool, len(c.keys))
-	for i, k := range c.keys {
-		c.v[i], c.ok[i] = get(e.Tasks[k])
+	c := column{tasks: e.Tasks, v: make([]float64, len(e.Tasks)), ok: make([]bool, len(e.Tasks))}
+	for i, r := range e.Tasks {
+		c.v[i], c.ok[i] = get(r)
 	}
 	return c
 }
 
 // pairedColumns returns two columns' values on the tasks both have values
-// for, in task order: a merge of their sorted keys.
+// for, in task order: a merge of their sorted tasks.
 func pairedColumns(a, b column) (xs, ys []float64) {
-	n := min(len(a.keys), len(b.keys))
+	n := min(len(a.tasks), len(b.tasks))
 	xs, ys = make([]float64, 0, n), make([]float64, 0, n)
-	for i, j := 0, 0; i < len(a.keys) && j < len(b.keys); {
-		switch c := strings.Compare(a.keys[i], b.keys[j]); {
+	for i, j := 0, 0; i < len(a.tasks) && j < len(b.tasks); {
+		switch c := strings.Compare(a.tasks[i].TaskKey, b.tasks[j].TaskKey); {
 		case c < 0:
 			i++
 		case c > 0:
@@ -475,26 +484,25 @@ type TaskFilter struct {
 
 // TaskRows lines up every task of the entries, filtered, in task-id order.
 func TaskRows(entries []Entry, baselines []int, f TaskFilter) []TaskRow {
-	seen := map[string]bool{}
 	var keys []string
 	for _, e := range entries {
-		for k := range e.Tasks {
-			if !seen[k] {
-				seen[k] = true
-				keys = append(keys, k)
-			}
+		for _, r := range e.Tasks {
+			keys = append(keys, r.TaskKey)
 		}
 	}
 	slices.Sort(keys)
+	keys = slices.Compact(keys)
+	next := make([]int, len(entries)) // each entry's first task not yet lined up
 	var out []TaskRow
 	for _, k := range keys {
 		row := TaskRow{TaskID: k, Results: make([]*store.TaskResult, len(entries))}
 		var pass, fail bool
 		for i, e := range entries {
-			r, ok := e.Tasks[k]
-			if !ok {
+			if next[i] >= len(e.Tasks) || e.Tasks[next[i]].TaskKey != k {
 				continue
 			}
+			r := e.Tasks[next[i]]
+			next[i]++
 			row.Results[i] = &r
 			row.Category = cmp.Or(row.Category, r.Category)
 			if p, ok := taskPass(r); ok {
@@ -538,8 +546,7 @@ func CategoryGrid(entries []Entry) (cats []string, grid [][]float64) {
 	for i, e := range entries {
 		clear(sum)
 		clear(n)
-		for _, k := range e.taskKeys() { // in order: see Summarise
-			r := e.Tasks[k]
+		for _, r := range e.Tasks { // in order: see Summarise
 			if r.Score != nil {
 				j := col[r.Category]
 				sum[j] += *r.Score

@@ -2,9 +2,8 @@ package analysis
 
 import (
 	"fmt"
-	"maps"
 	"math/rand/v2"
-	"slices"
+	"strings"
 	"testing"
 
 	"tribunal/store"
@@ -15,30 +14,33 @@ import (
 // with tasks that only one entry has or scored left out.
 func TestPairedColumnsMatchLookups(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
+	run := &store.Run{Targets: []store.RunTarget{{ID: 1}}}
 	entry := func() Entry {
-		e := Entry{Tasks: map[string]store.TaskResult{}}
+		var rs []store.TaskResult
 		for k := range 60 {
 			if rng.IntN(4) == 0 {
 				continue // a task this entry lacks
 			}
-			r := store.TaskResult{TaskKey: fmt.Sprintf("t%d", k), Scored: int64(rng.IntN(3)), Passed: int64(rng.IntN(2))}
+			r := store.TaskResult{RunTargetID: 1, TaskKey: fmt.Sprintf("t%d", k), Scored: int64(rng.IntN(3)), Passed: int64(rng.IntN(2))}
 			if rng.IntN(5) > 0 {
 				r.Score = f(float64(rng.IntN(100)) / 10)
 			}
-			e.Tasks[r.TaskKey] = r
+			rs = append(rs, r)
 		}
-		return e
+		rng.Shuffle(len(rs), func(i, j int) { rs[i], rs[j] = rs[j], rs[i] })
+		return Entries(run, 5, rs)[0]
 	}
 	for trial := range 20 {
 		a, b := entry(), entry()
-		if trial%2 == 0 {
-			a = Entries(&store.Run{Targets: []store.RunTarget{{ID: 1}}}, 5, resultsOf(a, 1))[0] // keys sorted once, as runs' entries are
+		byKey := map[string]store.TaskResult{}
+		for _, r := range b.Tasks {
+			byKey[r.TaskKey] = r
 		}
 		for name, get := range map[string]func(store.TaskResult) (float64, bool){"score": taskScore, "pass": taskPass} {
 			var wantX, wantY []float64
-			for _, k := range slices.Sorted(maps.Keys(a.Tasks)) {
-				rb, ok := b.Tasks[k]
-				x, okA := get(a.Tasks[k])
+			for _, ra := range a.Tasks {
+				rb, ok := byKey[ra.TaskKey]
+				x, okA := get(ra)
 				y, okB := get(rb)
 				if ok && okA && okB {
 					wantX, wantY = append(wantX, x), append(wantY, y)
@@ -52,11 +54,35 @@ func TestPairedColumnsMatchLookups(t *testing.T) {
 	}
 }
 
-func resultsOf(e Entry, target int64) []store.TaskResult {
-	var out []store.TaskResult
-	for _, r := range e.Tasks {
-		r.RunTargetID = target
-		out = append(out, r)
+
+// Entries lists each target's results in task id order whatever order
+// they arrive in, keeps the last listed of a task listed twice, and copies
+// them (the store reuses its rows); TaskRows then lines up entries that
+// lack some of each other's tasks.
+func TestEntriesInTaskOrder(t *testing.T) {
+	run := &store.Run{Targets: []store.RunTarget{{ID: 1}, {ID: 2}}}
+	rs := []store.TaskResult{
+		{RunTargetID: 1, TaskKey: "c", Score: f(1)}, {RunTargetID: 2, TaskKey: "b", Score: f(2)},
+		{RunTargetID: 1, TaskKey: "a", Score: f(3)}, {RunTargetID: 1, TaskKey: "c", Score: f(4)},
+		{RunTargetID: 3, TaskKey: "a", Score: f(5)}, // not the run's target
 	}
-	return out
+	es := Entries(run, 5, rs)
+	rs[0].TaskKey = "reused"
+	got := func(e Entry) string {
+		var b []string
+		for _, r := range e.Tasks {
+			b = append(b, fmt.Sprintf("%s=%v", r.TaskKey, *r.Score))
+		}
+		return fmt.Sprint(b)
+	}
+	if got(es[0]) != "[a=3 c=4]" || got(es[1]) != "[b=2]" {
+		t.Fatalf("entries %s %s", got(es[0]), got(es[1]))
+	}
+	var rows []string
+	for _, row := range TaskRows(es, nil, TaskFilter{}) {
+		rows = append(rows, fmt.Sprintln(row.TaskID, row.Results[0] != nil, row.Results[1] != nil))
+	}
+	if strings.Join(rows, "") != "a true false\nb false true\nc true false\n" {
+		t.Errorf("task rows %v", rows)
+	}
 }

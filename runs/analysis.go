@@ -4,8 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"maps"
-	"slices"
 	"strings"
 
 	"golang.org/x/sync/errgroup"
@@ -236,69 +234,25 @@ type runTasks struct {
 const taskReadParts = 2
 
 // readRunTasks reads the run's task results one target at a time: the
-// store streams them by target, and only the current target's rows are
+// store streams them by target, and only the targets' current rows are
 // held beside the entries (a million-item run has half a million rows, and
 // holding them all doubled what the report needs). Each target's entry and
 // consistency depend on its own rows alone, so computing them per target
-// gives what computing them over all rows gives, and ranges of targets
-// can be read side by side.
+// gives what computing them over all rows gives, and each is written to
+// its target's place alone, so ranges of targets can be read side by side.
 func readRunTasks(ctx context.Context, st *store.Store, run *store.Run) (runTasks, error) {
 	pass := store.PassThreshold(run.Judges)
 	out := runTasks{entries: analysis.Entries(run, pass, nil), distributions: map[int64][]float64{}}
 	if run.Repeats > 1 {
 		out.consistency = analysis.Consistency(run, nil)
 	}
-	ranges := targetRanges(run.Targets, taskReadParts)
-	dists := make([]map[int64][]float64, len(ranges))
-	g, gctx := errgroup.WithContext(ctx)
-	for p, r := range ranges {
-		g.Go(func() (err error) {
-			dists[p], err = readTargetTasks(gctx, st, run, pass, r, &out)
-			return err
-		})
-	}
-	if err := g.Wait(); err != nil {
-		return runTasks{}, err
-	}
-	for _, d := range dists {
-		maps.Copy(out.distributions, d)
-	}
-	return out, nil
-}
-
-// targetRange is the run targets with ids from first to last.
-type targetRange struct{ first, last int64 }
-
-// targetRanges splits a run's targets into at most n ranges of consecutive
-// ids, about as many targets each.
-func targetRanges(targets []store.RunTarget, n int) []targetRange {
-	ids := make([]int64, len(targets))
-	for i, t := range targets {
-		ids[i] = t.ID
-	}
-	slices.Sort(ids)
-	var out []targetRange
-	for p := range n {
-		from, to := p*len(ids)/n, (p+1)*len(ids)/n
-		if from < to {
-			out = append(out, targetRange{ids[from], ids[to-1]})
-		}
-	}
-	return out
-}
-
-// readTargetTasks reads the task results of the targets in r into out's
-// entries and consistency (those targets' places alone, so that ranges
-// read side by side write apart), and returns their score distributions.
-func readTargetTasks(ctx context.Context, st *store.Store, run *store.Run, pass float64, r targetRange, out *runTasks) (map[int64][]float64, error) {
-	index := map[int64]int{}
+	index := make(map[int64]int, len(run.Targets))
 	for i, t := range run.Targets {
 		index[t.ID] = i
 	}
-	dists := map[int64][]float64{}
-	err := st.EachTargetTaskResults(ctx, run.ID, r.first, r.last, func(rows []store.TaskResult) error {
-		id := rows[0].RunTargetID
-		i, ok := index[id]
+	dists := make([][]float64, len(run.Targets)) // each target's task scores
+	err := st.EachTargetTaskResults(ctx, run.ID, taskReadParts, func(rows []store.TaskResult) error {
+		i, ok := index[rows[0].RunTargetID]
 		if !ok {
 			return nil
 		}
@@ -312,12 +266,18 @@ func readTargetTasks(ctx context.Context, st *store.Store, run *store.Run, pass 
 				scores = append(scores, *res.Score)
 			}
 		}
-		if len(scores) > 0 {
-			dists[id] = scores
-		}
+		dists[i] = scores
 		return nil
 	})
-	return dists, err
+	if err != nil {
+		return runTasks{}, err
+	}
+	for i, d := range dists {
+		if len(d) > 0 {
+			out.distributions[run.Targets[i].ID] = d
+		}
+	}
+	return out, nil
 }
 
 // judgeFlips is each judge's pairwise record: comparisons done and how many flipped.

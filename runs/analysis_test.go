@@ -122,35 +122,3 @@ func TestRunTasksPerTargetEqualsWhole(t *testing.T) {
 		}
 	})
 }
-
-// The analysis reads its targets' task results in ranges side by side:
-// every target falls in exactly one range, the ranges do not overlap, and
-// there are no more of them than parts, or than targets.
-func TestTargetRangesCoverEveryTarget(t *testing.T) {
-	for n := range 6 {
-		var targets []store.RunTarget
-		for i := range n {
-			targets = append(targets, store.RunTarget{ID: int64(40 - 7*i)}) // not in id order
-		}
-		ranges := targetRanges(targets, taskReadParts)
-		if len(ranges) > min(n, taskReadParts) {
-			t.Errorf("%d targets: %d ranges %v", n, len(ranges), ranges)
-		}
-		for _, tg := range targets {
-			var in int
-			for _, r := range ranges {
-				if r.first <= tg.ID && tg.ID <= r.last {
-					in++
-				}
-			}
-			if in != 1 {
-				t.Errorf("%d targets: target %d is in %d of the ranges %v", n, tg.ID, in, ranges)
-			}
-		}
-		for i := 1; i < len(ranges); i++ {
-			if ranges[i].first <= ranges[i-1].last {
-				t.Errorf("%d targets: ranges %v overlap", n, ranges)
-			}
-		}
-	}
-}
