@@ -51,6 +51,13 @@ func (e Entry) sameSubject(b Entry) bool {
 	return e.Model == b.Model || (e.AgentID != 0 && e.AgentID == b.AgentID)
 }
 
+// WithTasks is the entry with results as its task results: they become
+// its own, put in task id order (the last of a task listed twice counts).
+func (e Entry) WithTasks(results []store.TaskResult) Entry {
+	e.Tasks = inTaskOrder(results)
+	return e
+}
+
 // Entries splits a run's task results into one entry per target, each
 // entry's in task id order; of a task listed twice for one target, the
 // last listed counts. The entries hold copies: results may be reused.
@@ -287,21 +294,31 @@ func Summarise(entries []Entry, baselines []int) []EntryStats {
 
 // paired returns the two entries' values on the tasks both have, in task order.
 func paired(a, b Entry, get func(store.TaskResult) (float64, bool)) (xs, ys []float64) {
-	return pairedColumns(columnOf(a, get), columnOf(b, get))
+	return pairedColumns(columnOf(a, taskKeys(a), get), columnOf(b, taskKeys(b), get))
 }
 
 // column is an entry's value per task, in task order; ok says which tasks
 // have one. PairTests reads each entry's columns once rather than reading
 // every task's value again for each of its pairs (45 pairs of ten models,
-// on 50,000 tasks).
+// on 50,000 tasks), and walks keys and values packed together.
 type column struct {
-	tasks []store.TaskResult
-	v     []float64
-	ok    []bool
+	keys []string
+	v    []float64
+	ok   []bool
 }
 
-func columnOf(e Entry, get func(store.TaskResult) (float64, bool)) column {
-	c := column{tasks: e.Tasks, v: make([]float64, len(e.Tasks)), ok: make([]bool, len(e.Tasks))}
+// taskKeys lists the entry's task ids in order.
+func taskKeys(e Entry) []string {
+	keys := make([]string, len(e.Tasks))
+	for i, r := range e.Tasks {
+		keys[i] = r.TaskKey
+	}
+	return keys
+}
+
+// columnOf is e's column of get's values; keys are e's task keys.
+func columnOf(e Entry, keys []string, get func(store.TaskResult) (float64, bool)) column {
+	c := column{keys: keys, v: make([]float64, len(e.Tasks)), ok: make([]bool, len(e.Tasks))}
 	for i, r := range e.Tasks {
 		c.v[i], c.ok[i] = get(r)
 	}
@@ -309,12 +326,23 @@ func columnOf(e Entry, get func(store.TaskResult) (float64, bool)) column {
 }
 
 // pairedColumns returns two columns' values on the tasks both have values
-// for, in task order: a merge of their sorted tasks.
+// for, in task order: a merge of their sorted keys, or, when both have the
+// same tasks (every model of one run that answered them all), the columns
+// side by side.
 func pairedColumns(a, b column) (xs, ys []float64) {
-	n := min(len(a.tasks), len(b.tasks))
+	n := min(len(a.keys), len(b.keys))
 	xs, ys = make([]float64, 0, n), make([]float64, 0, n)
-	for i, j := 0, 0; i < len(a.tasks) && j < len(b.tasks); {
-		switch c := strings.Compare(a.tasks[i].TaskKey, b.tasks[j].TaskKey); {
+	if slices.Equal(a.keys, b.keys) {
+		for i := range a.keys {
+			if a.ok[i] && b.ok[i] {
+				xs = append(xs, a.v[i])
+				ys = append(ys, b.v[i])
+			}
+		}
+		return xs, ys
+	}
+	for i, j := 0, 0; i < len(a.keys) && j < len(b.keys); {
+		switch c := strings.Compare(a.keys[i], b.keys[j]); {
 		case c < 0:
 			i++
 		case c > 0:
@@ -401,7 +429,8 @@ func PairTests(entries []Entry) []PairTest {
 	var out []PairTest
 	scores, passes := make([]column, len(entries)), make([]column, len(entries))
 	for i, e := range entries {
-		scores[i], passes[i] = columnOf(e, taskScore), columnOf(e, taskPass)
+		keys := taskKeys(e)
+		scores[i], passes[i] = columnOf(e, keys, taskScore), columnOf(e, keys, taskPass)
 	}
 	for i := 0; i < len(entries); i++ {
 		for j := i + 1; j < len(entries); j++ {

@@ -11,14 +11,15 @@ import (
 
 // pairedColumns, the merge PairTests walks, gives what looking each of a's
 // tasks up in b gives: the values of the tasks both scored, in task order,
-// with tasks that only one entry has or scored left out.
+// with tasks that only one entry has or scored left out; and so does its
+// walk side by side of two entries with the same tasks.
 func TestPairedColumnsMatchLookups(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
 	run := &store.Run{Targets: []store.RunTarget{{ID: 1}}}
-	entry := func() Entry {
+	entry := func(all bool) Entry {
 		var rs []store.TaskResult
 		for k := range 60 {
-			if rng.IntN(4) == 0 {
+			if !all && rng.IntN(4) == 0 {
 				continue // a task this entry lacks
 			}
 			r := store.TaskResult{RunTargetID: 1, TaskKey: fmt.Sprintf("t%d", k), Scored: int64(rng.IntN(3)), Passed: int64(rng.IntN(2))}
@@ -31,7 +32,8 @@ func TestPairedColumnsMatchLookups(t *testing.T) {
 		return Entries(run, 5, rs)[0]
 	}
 	for trial := range 20 {
-		a, b := entry(), entry()
+		all := trial%3 == 0 // both have every task: the columns go side by side
+		a, b := entry(all), entry(all)
 		byKey := map[string]store.TaskResult{}
 		for _, r := range b.Tasks {
 			byKey[r.TaskKey] = r
@@ -46,7 +48,7 @@ func TestPairedColumnsMatchLookups(t *testing.T) {
 					wantX, wantY = append(wantX, x), append(wantY, y)
 				}
 			}
-			xs, ys := pairedColumns(columnOf(a, get), columnOf(b, get))
+			xs, ys := pairedColumns(columnOf(a, taskKeys(a), get), columnOf(b, taskKeys(b), get))
 			if fmt.Sprint(xs, ys) != fmt.Sprint(wantX, wantY) {
 				t.Errorf("trial %d, %s: paired %v %v, want %v %v", trial, name, xs, ys, wantX, wantY)
 			}

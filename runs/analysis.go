@@ -256,7 +256,7 @@ func readRunTasks(ctx context.Context, st *store.Store, run *store.Run) (runTask
 		if !ok {
 			return nil
 		}
-		out.entries[i] = analysis.Entries(run, pass, rows)[i]
+		out.entries[i] = out.entries[i].WithTasks(rows)
 		if out.consistency != nil {
 			out.consistency[i] = analysis.Consistency(run, rows)[i]
 		}

@@ -44,9 +44,9 @@ func (s *Store) TaskResults(ctx context.Context, runID int64) ([]TaskResult, err
 // holding them all: a million-item run has half a million. The targets are
 // read in up to parts ranges of consecutive ids side by side, each on a
 // connection of its own and in target order, so fn is called from as many
-// goroutines at once (never two at once with one target's results). fn
-// must not keep rows, which the range's next target overwrites. An error
-// from fn ends the read and is returned.
+// goroutines at once (never two at once with one target's results). The
+// rows passed become fn's: it may keep them. An error from fn ends the read
+// and is returned.
 func (s *Store) EachTargetTaskResults(ctx context.Context, runID int64, parts int, fn func(rows []TaskResult) error) error {
 	judges, err := s.RunJudges(ctx, runID)
 	if err != nil {
@@ -92,14 +92,13 @@ func (s *Store) eachTargetInRange(ctx context.Context, runID int64, r targetRang
 	// (target, task) index and so needs no sort of its own, and the tasks'
 	// order is the same for every target.
 	target := make([]TaskResult, len(tasks.names))
-	rows := make([]TaskResult, 0, len(tasks.names))
 	var placed []int // the places filled, in arrival order
 	flush := func() error {
 		if len(placed) == 0 {
 			return nil
 		}
 		slices.Sort(placed)
-		rows = rows[:0]
+		rows := make([]TaskResult, 0, len(placed))
 		for _, p := range placed {
 			rows = append(rows, target[p])
 		}
