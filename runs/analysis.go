@@ -72,10 +72,11 @@ func (s *Service) Analysis(ctx context.Context, run *store.Run, prog Progress, c
 // the engine read as it ended the run (an ended run's stand still, and
 // counting a million items takes most of a second): should an item have
 // moved in between, the stamps differ from the run's, and its next view
-// computes them afresh.
+// computes them afresh. The watch evaluator, which reads the summary
+// meanwhile (Snapshot), reads it for those counts too.
 func StoreEnded(ctx context.Context, st *store.Store, runID int64, counts store.Progress) error {
-	stored := ending.start(st, runID)
-	defer stored()
+	stored, done := ending.start(st, runID, counts)
+	defer done()
 	run, err := st.Run(ctx, runID)
 	if err != nil {
 		return err

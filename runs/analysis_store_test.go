@@ -191,7 +191,11 @@ func TestSnapshotWaitsForTheEngineStoring(t *testing.T) {
 		run := storetest.FixedRun(t, st, "r", p.ID, []string{"m"}, []string{"t1", "t2"},
 			[]storetest.ItemResult{{Model: "m", Task: "t1", Overall: 1}, {Model: "m", Task: "t2", Overall: 0.5}})
 
-		done := ending.start(st, run.ID)
+		// The engine's counts, which Snapshot must take rather than count
+		// the items again: they differ from the run's two, so the summary
+		// tells which it read.
+		engine := store.Progress{Total: 7, ByStatus: map[store.ItemStatus]int64{store.ItemCompleted: 7}}
+		stored, done := ending.start(st, run.ID, engine)
 		gaveUp, cancel := context.WithCancel(ctx)
 		cancel()
 		if _, err := Snapshot(gaveUp, st, run); err != context.Canceled {
@@ -214,19 +218,30 @@ func TestSnapshotWaitsForTheEngineStoring(t *testing.T) {
 		case <-time.After(50 * time.Millisecond): // time enough for a Snapshot that did not wait to return
 		}
 		released.Store(true)
-		done()
+		stored()
 		r := <-got
 		if r.err != nil {
 			t.Fatal(r.err)
 		}
 		if !r.released {
-			t.Error("Snapshot returned while the engine was storing the run's statistics")
+			t.Error("Snapshot returned while the engine was storing the run's summary")
 		}
 		if len(r.sum.Models) != 1 || r.sum.Models[0].Overall == nil {
 			t.Errorf("summary after the wait: %+v", r.sum.Models)
 		}
-		if err := ending.wait(ctx, st, run.ID); err != nil {
-			t.Errorf("a run no longer being stored: %v", err)
+		if r.sum.Best.Total != 7 {
+			t.Errorf("summary after the wait is for %d items, want the engine's 7", r.sum.Best.Total)
+		}
+		// While the engine stores the statistics, after the summary.
+		if sum, err := Snapshot(ctx, st, run); err != nil || sum.Best.Total != 7 {
+			t.Errorf("summary while the statistics are stored: %v, %+v", err, sum)
+		}
+		done()
+		if _, ok, err := ending.wait(ctx, st, run.ID); ok || err != nil {
+			t.Errorf("a run no longer being stored: %v, %v", ok, err)
+		}
+		if sum, err := Snapshot(ctx, st, run); err != nil || sum.Best.Total != 2 {
+			t.Errorf("summary once stored: %v, %+v", err, sum)
 		}
 	})
 }

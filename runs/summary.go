@@ -182,45 +182,60 @@ func (p *pace) done(runID int64, start, end time.Time) {
 // Snapshot is an ended run's summary, stored (or computed and stored, so
 // that its first view in any process needs no scan): the watch evaluator
 // reads the run's metrics from it. While this process's engine stores the
-// run's summary (StoreEnded), it waits for it and then reads it: on a
-// large run its own count of the items, beside the engine's scans, cost
-// them a second.
+// run's statistics (StoreEnded), it waits for the summary and then reads
+// it for the item counts the engine ended the run with: on a large run
+// its own count of the items, beside the engine's scans, cost them a
+// second.
 func Snapshot(ctx context.Context, st *store.Store, run *store.Run) (*Summary, error) {
-	if err := ending.wait(ctx, st, run.ID); err != nil {
+	counts, ok, err := ending.wait(ctx, st, run.ID)
+	if err != nil {
 		return nil, err
+	}
+	if ok {
+		return summaryFor(ctx, st, run, counts)
 	}
 	return summaryNow(ctx, st, run)
 }
 
-// ending holds the runs whose summary this process is storing (StoreEnded).
+// ending holds the runs whose statistics this process is storing (StoreEnded).
 var ending endingRuns
 
-type endingRuns struct{ runs sync.Map } // "store run" → chan struct{}, closed when stored
+type endingRuns struct{ runs sync.Map } // "store run" → *endingRun
+
+// endingRun is a run whose statistics are being stored for counts; stored
+// is closed once its summary is.
+type endingRun struct {
+	counts store.Progress
+	stored chan struct{}
+}
 
 func endingKey(st *store.Store, runID int64) string { return fmt.Sprintf("%p %d", st, runID) }
 
-// start marks the run's summary as being stored until the returned func
-// is first called.
-func (e *endingRuns) start(st *store.Store, runID int64) (done func()) {
-	key, ch := endingKey(st, runID), make(chan struct{})
-	e.runs.Store(key, ch)
-	return sync.OnceFunc(func() {
-		e.runs.CompareAndDelete(key, ch)
-		close(ch)
-	})
+// start marks the run's statistics as being stored for counts until done
+// is called, and its summary until stored (or done) is first called.
+func (e *endingRuns) start(st *store.Store, runID int64, counts store.Progress) (stored, done func()) {
+	key, r := endingKey(st, runID), &endingRun{counts: counts, stored: make(chan struct{})}
+	e.runs.Store(key, r)
+	stored = sync.OnceFunc(func() { close(r.stored) })
+	return stored, func() {
+		stored()
+		e.runs.CompareAndDelete(key, r)
+	}
 }
 
-// wait waits until the run's summary is stored, if it is being.
-func (e *endingRuns) wait(ctx context.Context, st *store.Store, runID int64) error {
-	ch, ok := e.runs.Load(endingKey(st, runID))
+// wait waits until the run's summary is stored, if its statistics are
+// being, and returns the counts they are stored for (ok).
+func (e *endingRuns) wait(ctx context.Context, st *store.Store, runID int64) (counts store.Progress, ok bool, err error) {
+	v, ok := e.runs.Load(endingKey(st, runID))
 	if !ok {
-		return nil
+		return store.Progress{}, false, nil
 	}
+	r := v.(*endingRun)
 	select {
-	case <-ch.(chan struct{}):
-		return nil
+	case <-r.stored:
+		return r.counts, true, nil
 	case <-ctx.Done():
-		return ctx.Err()
+		return store.Progress{}, false, ctx.Err()
 	}
 }
 
