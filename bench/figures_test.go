@@ -7,7 +7,7 @@ import "testing"
 func TestPostgresOnly(t *testing.T) {
 	for _, postgres := range []bool{true, false} {
 		var rep Report
-		rep.add(postgresOnly(postgres, below("created", 12, "s", createTarget)),
+		rep.add(postgresOnly(postgres, below("create run (items)", 12, "s", createTarget)),
 			below("run page", 20, "ms", pageTarget),
 			below("items page", 200, "ms", pageTarget))
 		misses, targets := 1, 2

@@ -46,6 +46,12 @@ func (s *Store) CompleteSynthetic(ctx context.Context, runID int64, weights []So
 	if err != nil {
 		return 0, fmt.Errorf("store: complete run %d synthetically: %w", runID, err)
 	}
+	// The overalls' fill is planned on statistics that still see every
+	// item NEW: a plan for a handful of rows, which took minutes on a
+	// million, whenever autovacuum had not caught up first.
+	if err := s.analyzeAfterFill(ctx); err != nil {
+		return 0, err
+	}
 	if err := s.FillItemOveralls(ctx, runID, weights); err != nil {
 		return 0, err
 	}
@@ -68,6 +74,18 @@ func (s *Store) vacuumAfterFill(ctx context.Context) error {
 	}
 	if err := s.conn(ctx).Exec(`VACUUM (ANALYZE)`).Error; err != nil {
 		return fmt.Errorf("store: vacuum after the fill: %w", err)
+	}
+	return nil
+}
+
+// analyzeAfterFill refreshes, on PostgreSQL, the planner's statistics of
+// the tables a fill wrote.
+func (s *Store) analyzeAfterFill(ctx context.Context) error {
+	if s.dialect != Postgres {
+		return nil
+	}
+	if err := s.conn(ctx).Exec(`ANALYZE items, scores`).Error; err != nil {
+		return fmt.Errorf("store: analyze after the fill: %w", err)
 	}
 	return nil
 }
