@@ -26,9 +26,10 @@ type Entry struct {
 	Version string `json:"version,omitempty"`
 	// AgentID is the agent an agent target ran; its versions pair as one model.
 	AgentID int64 `json:"agent_id,omitempty"`
-	// Tasks holds the entry's results, one per task, in task id order:
-	// summaries, pair tests and task rows all walk them in that order, and
-	// a big run has 50,000 per entry, which a map would hash again and again.
+	// Tasks holds the entry's results, one per task, in task id order (as
+	// Entries and WithTasks set them): summaries, pair tests and task rows
+	// all walk them in that order, and a big run has 50,000 per entry,
+	// which a map would hash again and again.
 	Tasks []store.TaskResult `json:"-"`
 	// PassThreshold is the score a task needs to pass in the entry's run.
 	PassThreshold float64 `json:"pass_threshold"`

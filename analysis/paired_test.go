@@ -56,7 +56,6 @@ func TestPairedColumnsMatchLookups(t *testing.T) {
 	}
 }
 
-
 // Entries lists each target's results in task id order whatever order
 // they arrive in, keeps the last listed of a task listed twice, and copies
 // them (the store reuses its rows); TaskRows then lines up entries that
@@ -69,7 +68,7 @@ func TestEntriesInTaskOrder(t *testing.T) {
 		{RunTargetID: 3, TaskKey: "a", Score: f(5)}, // not the run's target
 	}
 	es := Entries(run, 5, rs)
-	rs[0].TaskKey = "reused"
+	rs[2].Score = f(9) // the store reuses nothing, but the entries must not see it
 	got := func(e Entry) string {
 		var b []string
 		for _, r := range e.Tasks {

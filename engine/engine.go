@@ -47,9 +47,10 @@ type Config struct {
 	// RunEndedFunc, when set, is called in the background with each run this
 	// process ends (FINISHED or FAILED) and the item counts read as it
 	// ended it (counting a million items takes a second; read just before
-	// the run ended, they may lag a retried verdict: stamps, not figures),
-	// e.g. to store the run's summary so that its first view reads it
-	// instead of scanning the run.
+	// the run ended, they may lag a retried verdict: they stamp what is
+	// stored, and give its item total, while every figure is read from the
+	// items), e.g. to store the run's summary so that its first view reads
+	// it instead of scanning the run.
 	// Run waits for the calls under way; they get the engine's context.
 	RunEndedFunc func(ctx context.Context, runID int64, counts store.Progress) error
 	// ItemWeightsFunc, when set, gives a run's weights (runs.ItemWeights),

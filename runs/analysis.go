@@ -235,9 +235,9 @@ type runTasks struct {
 const taskReadParts = 2
 
 // readRunTasks reads the run's task results one target at a time: the
-// store streams them by target, and only the targets' current rows are
-// held beside the entries (a million-item run has half a million rows, and
-// holding them all doubled what the report needs). Each target's entry and
+// store streams them by target, and each target's rows become its entry's
+// tasks, with nothing else held (a million-item run has half a million
+// rows, and holding a copy of them all doubled what the report needs). Each target's entry and
 // consistency depend on its own rows alone, so computing them per target
 // gives what computing them over all rows gives, and each is written to
 // its target's place alone, so ranges of targets can be read side by side.
@@ -257,7 +257,6 @@ func readRunTasks(ctx context.Context, st *store.Store, run *store.Run) (runTask
 		if !ok {
 			return nil
 		}
-		out.entries[i] = out.entries[i].WithTasks(rows)
 		if out.consistency != nil {
 			out.consistency[i] = analysis.Consistency(run, rows)[i]
 		}
@@ -268,6 +267,7 @@ func readRunTasks(ctx context.Context, st *store.Store, run *store.Run) (runTask
 			}
 		}
 		dists[i] = scores
+		out.entries[i] = out.entries[i].WithTasks(rows) // last: the rows become the entry's
 		return nil
 	})
 	if err != nil {

@@ -42,12 +42,16 @@ func (s *Store) TaskResults(ctx context.Context, runID int64) ([]TaskResult, err
 // EachTargetTaskResults calls fn with the task results of each of the
 // run's targets, one target at a time, each in task id order, without
 // holding them all: a million-item run has half a million. The targets are
-// read in up to parts ranges of consecutive ids side by side, each on a
-// connection of its own and in target order, so fn is called from as many
+// read in up to parts ranges of consecutive ids side by side, each in
+// target order on a connection of its own (on SQLite's one connection, in
+// turn; within a transaction, in one range), so fn is called from as many
 // goroutines at once (never two at once with one target's results). The
 // rows passed become fn's: it may keep them. An error from fn ends the read
 // and is returned.
 func (s *Store) EachTargetTaskResults(ctx context.Context, runID int64, parts int, fn func(rows []TaskResult) error) error {
+	if parts < 1 || s.inTransaction() {
+		parts = 1 // a transaction is one connection: its reads cannot go side by side
+	}
 	judges, err := s.RunJudges(ctx, runID)
 	if err != nil {
 		return err
@@ -272,7 +276,8 @@ func (n *runTaskNames) index(ids []int64) {
 		return
 	}
 	lo, hi := slices.Min(ids), slices.Max(ids)
-	if hi-lo >= 2*int64(len(ids))+1024 {
+	if span := hi - lo; span < 0 || span >= 2*int64(len(ids))+1024 { // < 0: overflowed
+
 		n.place = make(map[int64]int, len(ids))
 		for p, id := range ids {
 			n.place[id] = p

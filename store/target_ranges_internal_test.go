@@ -1,6 +1,9 @@
 package store
 
-import "testing"
+import (
+	"slices"
+	"testing"
+)
 
 // A run's task results are read in ranges of its targets side by side:
 // every target falls in exactly one range, the ranges do not overlap, and
@@ -39,7 +42,7 @@ func TestTargetRangesCoverEveryTarget(t *testing.T) {
 // placeOf finds each run task's place whether the run's row ids lie close
 // together (a dense table) or far apart (a map), and no place for others.
 func TestTaskNamesPlaceOf(t *testing.T) {
-	for _, ids := range [][]int64{{7, 8, 9, 10}, {10, 8, 9, 7}, {3, 1_000_000, 50}, {42}} {
+	for _, ids := range [][]int64{{7, 8, 9, 10}, {10, 8, 9, 7}, {7, 9, 12}, {3, 1_000_000, 50}, {42}, {-(1 << 62), 1 << 62}} {
 		var n runTaskNames
 		n.index(ids)
 		lo, hi := ids[0], ids[0]
@@ -51,7 +54,10 @@ func TestTaskNamesPlaceOf(t *testing.T) {
 				t.Errorf("ids %v: place of %d is %d (%v), want %d", ids, id, got, ok, want)
 			}
 		}
-		for _, id := range []int64{lo - 1, hi + 1, 0, -5} {
+		for _, id := range []int64{lo - 1, hi + 1, 0, 8, 10, 11, 1 << 40} {
+			if slices.Contains(ids, id) {
+				continue
+			}
 			if _, ok := n.placeOf(id); ok {
 				t.Errorf("ids %v: %d has a place", ids, id)
 			}
