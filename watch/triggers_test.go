@@ -202,3 +202,50 @@ func TestEvaluatorFiresImportFinished(t *testing.T) {
 		}
 	})
 }
+
+// cancellingStarter stands for a shutdown in the middle of an evaluation:
+// it ends the evaluator's context as the run.finished listener starts.
+type cancellingStarter struct{ cancel context.CancelFunc }
+
+func (c cancellingStarter) StartRun(ctx context.Context, _ store.RunInput) (*store.Run, error) {
+	c.cancel()
+	return nil, ctx.Err()
+}
+
+// An evaluation a shutdown stops midway is left claimed, not recorded as
+// done: once its lease runs out, another evaluator does it again, and its
+// listener then starts.
+func TestEvaluationStoppedMidwayIsRedone(t *testing.T) {
+	storetest.EachWith(t, store.Config{MaxActiveRuns: 10}, func(t *testing.T, st *store.Store) {
+		clock := newFakeClock(time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC))
+		tmpl := template(t, st)
+		sc := newEventSchedule(t, st, "after runs", store.EventRunFinished, nil, tmpl, clock.Now())
+		r, err := st.CreateRun(context.Background(), tmpl)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := st.SetRunStatus(context.Background(), r.ID, store.RunFinished, store.RunPending); err != nil {
+			t.Fatal(err)
+		}
+		stopping, stop := context.WithCancel(context.Background())
+		defer stop()
+		first := NewEvaluator(Config{Clock: clock, WorkerID: "w1", Lease: time.Minute}, st, quietLog())
+		first.starter = cancellingStarter{stop}
+		first.Tick(stopping) // a shutdown's error or none: either way, not done
+		if stopping.Err() == nil {
+			t.Fatal("the evaluation never reached its listener")
+		}
+		second := NewEvaluator(Config{Clock: clock, WorkerID: "w2", Lease: time.Minute}, st, quietLog())
+		second.starter = &recStarter{st: st}
+		if n, err := second.Tick(context.Background()); err != nil || n != 0 {
+			t.Fatalf("within the stopped evaluation's lease: %d evaluated (%v), want none", n, err)
+		}
+		clock.Advance(time.Minute + time.Second)
+		if n, err := second.Tick(context.Background()); err != nil || n != 1 {
+			t.Fatalf("after the lease: %d evaluated (%v), want the stopped one again", n, err)
+		}
+		if fs := firings(t, st, sc.ID); len(fs) != 1 || fs[0].RunID == nil {
+			t.Errorf("want the listener started once, by the evaluation done again: %s", describe(fs))
+		}
+	})
+}
