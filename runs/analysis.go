@@ -237,10 +237,11 @@ const taskReadParts = 2
 // readRunTasks reads the run's task results one target at a time: the
 // store streams them by target, and each target's rows become its entry's
 // tasks, with nothing else held (a million-item run has half a million
-// rows, and holding a copy of them all doubled what the report needs). Each target's entry and
-// consistency depend on its own rows alone, so computing them per target
-// gives what computing them over all rows gives, and each is written to
-// its target's place alone, so ranges of targets can be read side by side.
+// rows, and holding a copy of them all doubled what the report needs).
+// Each target's entry and consistency depend on its own rows alone, so
+// computing them per target gives what computing them over all rows
+// gives, and each is written to its target's place alone, so ranges of
+// targets can be read side by side.
 func readRunTasks(ctx context.Context, st *store.Store, run *store.Run) (runTasks, error) {
 	pass := store.PassThreshold(run.Judges)
 	out := runTasks{entries: analysis.Entries(run, pass, nil), distributions: map[int64][]float64{}}

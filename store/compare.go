@@ -277,7 +277,6 @@ func (n *runTaskNames) index(ids []int64) {
 	}
 	lo, hi := slices.Min(ids), slices.Max(ids)
 	if span := hi - lo; span < 0 || span >= 2*int64(len(ids))+1024 { // < 0: overflowed
-
 		n.place = make(map[int64]int, len(ids))
 		for p, id := range ids {
 			n.place[id] = p
