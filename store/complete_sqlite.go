@@ -13,7 +13,7 @@ import (
 func (s *Store) completeAllSQLite(ctx context.Context, cs []*Completion, next *ClaimParams) error {
 	writes := make([]sqliteWrite, len(cs))
 	for i, c := range cs {
-		writes[i].build(c)
+		writes[i].build(s, c)
 		for _, text := range []string{writes[i].update, writes[i].scores, writes[i].violations} {
 			if text == "" {
 				continue
@@ -60,10 +60,11 @@ type sqliteWrite struct {
 	updateArgs, scoresArgs, violationsArgs []any
 }
 
-func (w *sqliteWrite) build(c *Completion) {
+func (w *sqliteWrite) build(s *Store, c *Completion) {
 	sets, args := setClause(c.updates)
-	w.update = "UPDATE items SET " + sets + " WHERE id = ? AND status = ? AND worker_id = ? AND attempts = ?"
-	w.updateArgs = append(args, c.Item.ID, c.Item.Status, c.Item.WorkerID, c.Item.Attempts)
+	status, statusArgs := s.statusValue(c.Item.Status)
+	w.update = "UPDATE items SET " + sets + " WHERE id = ? AND status = " + status + " AND worker_id = ? AND attempts = ?"
+	w.updateArgs = append(append(append(args, c.Item.ID), statusArgs...), c.Item.WorkerID, c.Item.Attempts)
 	if len(c.scores) > 0 {
 		// The item's run, target and answer length are read from its row as
 		// this transaction just wrote it, as PostgreSQL's statement reads them.

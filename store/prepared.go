@@ -68,9 +68,10 @@ func (s *Store) prepareHot(ctx context.Context, sqlDB *sql.DB) error {
 	texts := []string{"SELECT " + slotInflightSQL}
 	pos := 0
 	for _, p := range []ClaimParams{{}, {TargetID: 1}, {JudgePos: &pos}, {TargetID: 1, JudgePos: &pos}} {
-		// Each phase's claim counts its own calls, so has its own text.
-		for _, to := range []ItemStatus{ItemInProgress, ItemJudging} {
-			p.To = to
+		// Each phase's claim counts its own calls and names the status it
+		// claims from (statusValue), so has its own text.
+		for _, phase := range [][2]ItemStatus{{ItemNew, ItemInProgress}, {ItemWaitingForJudge, ItemJudging}} {
+			p.From, p.To = phase[0], phase[1]
 			text, _ := s.claimSQL(p, "?", "0", 1)
 			texts = append(texts, text)
 		}

@@ -30,3 +30,28 @@ func TestHotClaimsArePrepared(t *testing.T) {
 		}
 	}
 }
+
+// statusValue writes a known item status as a literal on SQLite (whose
+// planner, weighing a bound status against the items' partial indexes,
+// prepares a statement again whenever the value bound changes) and binds
+// anything else, and every status on PostgreSQL.
+func TestStatusValue(t *testing.T) {
+	sqlite, postgres := &Store{dialect: SQLite}, &Store{dialect: Postgres}
+	for _, tc := range []struct {
+		st       *Store
+		status   ItemStatus
+		text     string
+		argCount int
+	}{
+		{sqlite, ItemNew, "'NEW'", 0},
+		{sqlite, ItemWaitingForJudge, "'WAITING_FOR_JUDGE'", 0},
+		{sqlite, ItemStatus("NEW' OR 1=1 --"), "?", 1},
+		{sqlite, ItemStatus(""), "?", 1},
+		{postgres, ItemNew, "?", 1},
+	} {
+		text, args := tc.st.statusValue(tc.status)
+		if text != tc.text || len(args) != tc.argCount {
+			t.Errorf("%s, %q: %q %v, want %q with %d argument(s)", tc.st.dialect, tc.status, text, args, tc.text, tc.argCount)
+		}
+	}
+}
