@@ -183,10 +183,10 @@ func (s *Store) updateLeased(q *gorm.DB, what string, id int64, updates map[stri
 // PostgreSQL a parameter (its SQL text and arguments). SQLite weighs a
 // status parameter against the items' partial indexes (WHERE status =
 // 'FAILED', ...) when it plans, and so prepares the statement again each
-// time the value bound differs from the last: a tenth of the engine's CPU
-// at zero latency, as answers and verdicts took turns. Statuses are this
-// package's constants, which need no escaping; any other value stays a
-// parameter.
+// time that parameter is bound afresh, that is at every run: a tenth of
+// the engine's CPU at zero latency. Statuses are this package's
+// constants, which need no escaping (a test holds them to that); any other
+// value stays a parameter.
 func (s *Store) statusValue(st ItemStatus) (string, []any) {
 	if s.dialect == SQLite && slices.Contains(ItemStatuses, st) {
 		return "'" + string(st) + "'", nil

@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"strings"
 	"testing"
 
 	"tribunal/secret"
@@ -36,6 +37,11 @@ func TestHotClaimsArePrepared(t *testing.T) {
 // prepares a statement again whenever the value bound changes) and binds
 // anything else, and every status on PostgreSQL.
 func TestStatusValue(t *testing.T) {
+	for _, st := range ItemStatuses {
+		if strings.ContainsAny(string(st), `'?\`) {
+			t.Errorf("status %q would need escaping as a literal", st)
+		}
+	}
 	sqlite, postgres := &Store{dialect: SQLite}, &Store{dialect: Postgres}
 	for _, tc := range []struct {
 		st       *Store
