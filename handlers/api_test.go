@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -464,4 +465,37 @@ func TestLiveProgressFromAnotherProcess(t *testing.T) {
 	if res.last != "end" || len(res.logIDs) < 6 {
 		t.Fatalf("stream from another process: %+v", res)
 	}
+}
+
+// The entries of a run's last calls are logged as their results are
+// stored, so they can land just after the run has ended: a stream that sees
+// the run end reads once more before it ends, and so sends them too.
+func TestStreamSendsEntriesLoggedAsTheRunEnds(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, st *store.Store) {
+		ctx := context.Background()
+		p, err := st.CreateProvider(ctx, store.ProviderInput{Name: "p", BaseURL: "http://127.0.0.1:9"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := st.CreateTasks(ctx, []store.TaskInput{{TaskKey: "t1", Category: "c", Question: "q"}}); err != nil {
+			t.Fatal(err)
+		}
+		run := storetest.FixedRun(t, st, "r", p.ID, []string{"m"}, []string{"t1"}, []storetest.ItemResult{{Model: "m", Task: "t1", Overall: 1}})
+		storetest.Exec(t, st, `UPDATE runs SET finished_at = ? WHERE id = ?`, time.Now().UTC(), run.ID) // it has just ended
+		a := newApp(t, st, llmtest.DefaultReply)
+		lateID := make(chan int64, 1)
+		go func() {
+			time.Sleep(100 * time.Millisecond) // a log flush after the end
+			late := &store.RunLog{RunID: run.ID, Level: store.LogInfo, Kind: "verdict", Message: "the last verdict's entry"}
+			if err := st.AppendLog(ctx, late); err != nil {
+				t.Error(err)
+			}
+			lateID <- late.ID
+		}()
+		events := a.collectEvents(t, run.ID, "")
+		id := <-lateID
+		if events.last != "end" || id == 0 || !slices.Contains(events.logIDs, id) {
+			t.Errorf("stream of a run that has just ended: log ids %v (the late entry's %d), last event %q", events.logIDs, id, events.last)
+		}
+	})
 }

@@ -103,6 +103,17 @@ func lastEventID(c echo.Context) int64 {
 	return 0
 }
 
+// endSettle is how long a stream that sees its run end reads on before it
+// ends: several of the engines' log flushes (every 100 ms), which bring the
+// entries of the run's last calls.
+const endSettle = 500 * time.Millisecond
+
+// endedLongAgo reports whether the run ended more than endSettle ago: its
+// stream then has every entry already.
+func endedLongAgo(run *store.Run) bool {
+	return run.FinishedAt != nil && time.Since(*run.FinishedAt) > endSettle
+}
+
 func (h *Handler) streamRun(c echo.Context, write frameWriter) error {
 	id, err := pathID(c, "run")
 	if err != nil {
@@ -130,6 +141,7 @@ func (h *Handler) streamRun(c echo.Context, write frameWriter) error {
 
 	cursor := newLogCursor(h.store, lastEventID(c))
 	var lastProgress string
+	var endedAt time.Time // when this stream first saw the run over
 	heartbeat := time.NewTicker(sseHeartbeat)
 	defer heartbeat.Stop()
 	for {
@@ -152,6 +164,20 @@ func (h *Handler) streamRun(c echo.Context, write frameWriter) error {
 			continue // more backlog to replay
 		}
 		if !f.run.Active() {
+			if endedAt.IsZero() {
+				endedAt = time.Now()
+			}
+			if wait := endSettle - time.Since(endedAt); wait > 0 && !endedLongAgo(f.run) {
+				// The entries of a run's last calls are logged as their results
+				// are stored, and land with a log flush after the run ends:
+				// one more read, once they have, before the stream ends.
+				select {
+				case <-ctx.Done():
+					return nil
+				case <-time.After(wait):
+				}
+				continue
+			}
 			w.event("", "end", string(f.run.Status))
 			return nil
 		}
