@@ -105,7 +105,8 @@ func lastEventID(c echo.Context) int64 {
 
 // endSettle is how long a stream that sees its run end reads on before it
 // ends: several of the engines' log flushes (every 100 ms), which bring the
-// entries of the run's last calls.
+// entries of the run's last calls. The wait is here, not in the engine that
+// ends the run: those entries may sit in another process's log buffer.
 const endSettle = 500 * time.Millisecond
 
 // endedLongAgo reports whether the run ended more than endSettle ago: its

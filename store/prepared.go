@@ -59,7 +59,10 @@ func (c *stmtCache) prepare(ctx context.Context, text string) error {
 	return nil
 }
 
-// prepareHot prepares the claim statements and the slot count on SQLite.
+// prepareHot prepares on SQLite the slot count and the engine's two claims:
+// a target's items to answer, and the items waiting for a judge (each
+// phase counts its own calls and names the status it claims from, so has
+// its own text).
 func (s *Store) prepareHot(ctx context.Context, sqlDB *sql.DB) error {
 	if s.dialect != SQLite {
 		return nil
@@ -67,14 +70,12 @@ func (s *Store) prepareHot(ctx context.Context, sqlDB *sql.DB) error {
 	s.prepared = &stmtCache{db: sqlDB, stmts: map[string]*sql.Stmt{}}
 	texts := []string{"SELECT " + slotInflightSQL}
 	pos := 0
-	for _, p := range []ClaimParams{{}, {TargetID: 1}, {JudgePos: &pos}, {TargetID: 1, JudgePos: &pos}} {
-		// Each phase's claim counts its own calls and names the status it
-		// claims from (statusValue), so has its own text.
-		for _, phase := range [][2]ItemStatus{{ItemNew, ItemInProgress}, {ItemWaitingForJudge, ItemJudging}} {
-			p.From, p.To = phase[0], phase[1]
-			text, _ := s.claimSQL(p, "?", "0", 1)
-			texts = append(texts, text)
-		}
+	for _, p := range []ClaimParams{
+		{From: ItemNew, To: ItemInProgress, TargetID: 1},
+		{From: ItemWaitingForJudge, To: ItemJudging, JudgePos: &pos},
+	} {
+		text, _ := s.claimSQL(p, "?", "0", 1)
+		texts = append(texts, text)
 	}
 	for _, text := range texts {
 		if err := s.prepared.prepare(ctx, text); err != nil {

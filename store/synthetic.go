@@ -49,43 +49,32 @@ func (s *Store) CompleteSynthetic(ctx context.Context, runID int64, weights []So
 	// The overalls' fill is planned on statistics that still see every
 	// item NEW: a plan for a handful of rows, which took minutes on a
 	// million, whenever autovacuum had not caught up first.
-	if err := s.analyzeAfterFill(ctx); err != nil {
+	if err := s.afterFill(ctx, `ANALYZE items, scores`); err != nil {
 		return 0, err
 	}
 	if err := s.FillItemOveralls(ctx, runID, weights); err != nil {
 		return 0, err
 	}
-	if err := s.vacuumAfterFill(ctx); err != nil {
+	// Then the pages the overalls rewrote are marked all-visible, so that
+	// an index holding every column a page reads answers it alone.
+	if err := s.afterFill(ctx, `VACUUM (ANALYZE)`); err != nil {
 		return 0, err
 	}
 	return n, nil
 }
 
-// vacuumAfterFill does on PostgreSQL what autovacuum does while a real run
-// writes its items over hours, and a fill's minute leaves no time for: it
-// refreshes the planner's statistics, and marks the rewritten pages
-// all-visible, so that an index holding every column a page reads answers
-// it alone. Without it the statistics and pages timed next would be planned
-// for an empty run, or for a million heap reads. SQLite plans without
-// gathered statistics unless asked to keep them, and has no visibility map.
-func (s *Store) vacuumAfterFill(ctx context.Context) error {
+// afterFill runs statement, PostgreSQL's upkeep, after a fill's writes: it
+// does what autovacuum does while a real run writes its items over hours,
+// and a fill's minute leaves no time for. Without it the statements run
+// next would be planned for an empty run, or for a million heap reads.
+// SQLite plans without gathered statistics unless asked to keep them, and
+// has no visibility map.
+func (s *Store) afterFill(ctx context.Context, statement string) error {
 	if s.dialect != Postgres {
 		return nil
 	}
-	if err := s.conn(ctx).Exec(`VACUUM (ANALYZE)`).Error; err != nil {
-		return fmt.Errorf("store: vacuum after the fill: %w", err)
-	}
-	return nil
-}
-
-// analyzeAfterFill refreshes, on PostgreSQL, the planner's statistics of
-// the tables a fill wrote.
-func (s *Store) analyzeAfterFill(ctx context.Context) error {
-	if s.dialect != Postgres {
-		return nil
-	}
-	if err := s.conn(ctx).Exec(`ANALYZE items, scores`).Error; err != nil {
-		return fmt.Errorf("store: analyze after the fill: %w", err)
+	if err := s.conn(ctx).Exec(statement).Error; err != nil {
+		return fmt.Errorf("store: after the fill, %s: %w", statement, err)
 	}
 	return nil
 }
